@@ -1,0 +1,47 @@
+// Builds the Node-side bundles (CLI, history worker) with esbuild.
+// `--if-needed` skips the build when every output is newer than every source file.
+import { build } from 'esbuild';
+import { readdirSync, statSync, existsSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const entries = {
+  cli: 'electron/cli.ts',
+  'history-worker': 'electron/core/store/history-worker.ts',
+};
+
+function newestSource(dir) {
+  let newest = 0;
+  for (const name of readdirSync(dir)) {
+    const p = join(dir, name);
+    const st = statSync(p);
+    if (st.isDirectory()) newest = Math.max(newest, newestSource(p));
+    else if (name.endsWith('.ts')) newest = Math.max(newest, st.mtimeMs);
+  }
+  return newest;
+}
+
+function upToDate() {
+  const outs = Object.keys(entries).map((n) => join(root, 'dist', `${n}.js`));
+  if (!outs.every((o) => existsSync(o))) return false;
+  const oldestOut = Math.min(...outs.map((o) => statSync(o).mtimeMs));
+  const src = Math.max(newestSource(join(root, 'electron')), newestSource(join(root, 'shared')));
+  return oldestOut > src;
+}
+
+if (process.argv.includes('--if-needed') && upToDate()) process.exit(0);
+
+await build({
+  absWorkingDir: root,
+  entryPoints: Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, join(root, v)])),
+  outdir: join(root, 'dist'),
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'esm',
+  packages: 'external',
+  sourcemap: true,
+  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  logLevel: 'warning',
+});

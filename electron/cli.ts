@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+// The headless entry point (`slotscope …`): crawl, testsite, replay and demo, for servers, CI
+// and Scrapy users who live in a terminal. Never imports electron.
+
+import { readFileSync, mkdirSync } from 'node:fs';
+import { dirname, resolve as resolvePath } from 'node:path';
+import { parseCrawlConfig } from './core/engine/crawl-config';
+import { runVectorFile } from './core/engine/throttle/conformance';
+import { runCrawl } from './core/crawl-runner';
+import { startTestSite, demoScenario } from './core/testsite/index';
+import { parseScenario, ScenarioError } from './core/testsite/scenario';
+import { defaultDatabaseFile } from './core/store/data-dir';
+import { APP_VERSION, PRESETS } from '../shared/settings';
+
+const USAGE = `slotscope ${APP_VERSION}: watch and steer a polite web crawl
+
+Usage:
+  slotscope crawl --config C.json --db FILE.sqlite [--seeds FILE] [--quiet]
+      Run a crawl to its end; progress and log on stderr, a JSON summary line on stdout.
+  slotscope testsite --config S.json [--log FILE]
+      Serve a scenario of local test hosts; prints {"ready": true, "hosts": {...}} when listening.
+  slotscope replay --vectors FILE.json
+      Replay recorded Scrapy AutoThrottle cases through the throttle policy.
+  slotscope demo [--db FILE.sqlite] [--quiet]
+      Crawl the built-in test site and print where its history went.
+
+Exit codes: 0 ok, 1 failure, 2 invalid input.`;
+
+class UsageError extends Error {}
+
+function parseArgs(argv: string[], flags: readonly string[], switches: readonly string[] = []): Record<string, string | boolean> {
+  const out: Record<string, string | boolean> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const [name, inline] = a.startsWith('--') ? a.slice(2).split(/=(.*)/s, 2) : [a, undefined];
+    if (switches.includes(name)) {
+      out[name] = true;
+    } else if (flags.includes(name)) {
+      const v = inline ?? argv[++i];
+      if (v === undefined) throw new UsageError(`--${name} needs a value`);
+      out[name] = v;
+    } else {
+      throw new UsageError(`unknown argument "${a}"`);
+    }
+  }
+  return out;
+}
+
+function readJson(file: string, what: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new UsageError(`cannot read ${what} ${file}: ${(e as Error).message}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(`${what} ${file} is not valid JSON: ${(e as Error).message}`);
+  }
+}
+
+const err = (line: string) => process.stderr.write(`${line}\n`);
+
+async function cmdCrawl(argv: string[]): Promise<number> {
+  const a = parseArgs(argv, ['config', 'db', 'seeds'], ['quiet']);
+  if (!a.config || !a.db) throw new UsageError('crawl needs --config C.json and --db FILE.sqlite');
+  const json = readJson(String(a.config), 'crawl config');
+  let seedText: string | undefined;
+  if (a.seeds) {
+    try {
+      seedText = readFileSync(String(a.seeds), 'utf8');
+    } catch (e) {
+      throw new UsageError(`cannot read seeds file ${a.seeds}: ${(e as Error).message}`);
+    }
+  }
+  const parsed = parseCrawlConfig(json, seedText);
+  if (!parsed.ok) {
+    err(`invalid crawl config ${a.config}:`);
+    for (const e of parsed.errors) err(`  ${e.message}`);
+    return 2;
+  }
+  for (const e of parsed.config.seedErrors) err(`seed line ${e.line} skipped: ${e.message}: ${JSON.stringify(e.text.trim())}`);
+  const db = resolvePath(String(a.db));
+  mkdirSync(dirname(db), { recursive: true });
+  const { summary } = await runCrawl({ config: parsed.config, db, log: a.quiet ? undefined : err });
+  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  return 0;
+}
+
+async function cmdTestsite(argv: string[]): Promise<number> {
+  const a = parseArgs(argv, ['config', 'log']);
+  if (!a.config) throw new UsageError('testsite needs --config S.json');
+  let scenario;
+  try {
+    scenario = parseScenario(readJson(String(a.config), 'scenario'));
+  } catch (e) {
+    if (e instanceof ScenarioError) {
+      err(`invalid scenario ${a.config}:\n  ${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+  const site = await startTestSite(scenario, { log: a.log ? String(a.log) : undefined });
+  process.stdout.write(`${JSON.stringify({ ready: true, hosts: site.hosts })}\n`);
+  await new Promise<void>((resolve) => {
+    const stop = () => resolve();
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  await site.close();
+  return 0;
+}
+
+async function cmdReplay(argv: string[]): Promise<number> {
+  const a = parseArgs(argv, ['vectors']);
+  if (!a.vectors) throw new UsageError('replay needs --vectors FILE.json');
+  const results = runVectorFile(readJson(String(a.vectors), 'vectors file'));
+  let passed = 0;
+  let failed = 0;
+  for (const r of results) {
+    if (r.pass) passed++;
+    else {
+      failed++;
+      process.stdout.write(`FAIL ${r.name}: ${r.difference}\n`);
+    }
+  }
+  process.stdout.write(`${passed} passed, ${failed} failed\n`);
+  return failed > 0 ? 1 : 0;
+}
+
+async function cmdDemo(argv: string[]): Promise<number> {
+  const a = parseArgs(argv, ['db'], ['quiet']);
+  const db = a.db ? resolvePath(String(a.db)) : defaultDatabaseFile();
+  mkdirSync(dirname(db), { recursive: true });
+  const site = await startTestSite(demoScenario());
+  try {
+    const hosts = Object.keys(site.hosts);
+    const preset = PRESETS.find((p) => p.id === 'many-sites')!;
+    const parsed = parseCrawlConfig({
+      name: 'Demo: built-in test site',
+      seeds: hosts.map((h) => `${site.origin(h)}/`),
+      follow: { scope: 'host', max_pages: 160 },
+      settings: { ...preset.settings, AUTOTHROTTLE_START_DELAY: 0.5, AUTOTHROTTLE_DEBUG: true },
+      resolve: site.resolve,
+    });
+    if (!parsed.ok) throw new Error(parsed.errors.map((e) => e.message).join('\n'));
+    err(`demo: crawling ${hosts.join(', ')} (built-in test site on loopback) with the "${preset.label}" preset`);
+    const { summary } = await runCrawl({ config: parsed.config, db, log: a.quiet ? undefined : err });
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    err(`demo: history saved to ${db} (crawl ${summary.crawl_id})`);
+  } finally {
+    await site.close();
+  }
+  return 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case 'crawl':
+      return cmdCrawl(rest);
+    case 'testsite':
+      return cmdTestsite(rest);
+    case 'replay':
+      return cmdReplay(rest);
+    case 'demo':
+      return cmdDemo(rest);
+    case '--version':
+    case 'version':
+      process.stdout.write(`${APP_VERSION}\n`);
+      return 0;
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(`${USAGE}\n`);
+      return cmd === undefined ? 2 : 0;
+    default:
+      throw new UsageError(`unknown command "${cmd}"`);
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (e: unknown) => {
+    if (e instanceof UsageError) {
+      err(`slotscope: ${e.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else {
+      err(`slotscope: ${(e as Error)?.stack ?? String(e)}`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,85 @@
+// Time is injected (ARCHITECTURE convention 1): the engine reads time and sets timers only
+// through a Clock, so tests and the replay tools can run hours of crawl on a virtual clock.
+
+export interface TimerHandle {
+  cancel(): void;
+}
+
+export interface Clock {
+  /** Epoch milliseconds (fractional), monotonic within a run. */
+  now(): number;
+  /** Calls `fn` once at (or just after) the absolute time `at`. */
+  setTimer(at: number, fn: () => void): TimerHandle;
+}
+
+/** Wall time anchored once, advanced by the monotonic performance clock. */
+export function createRealClock(): Clock {
+  const origin = performance.timeOrigin;
+  const now = () => origin + performance.now();
+  return {
+    now,
+    setTimer(at, fn) {
+      let handle: NodeJS.Timeout;
+      const arm = () => {
+        const wait = at - now();
+        // Timers may fire a fraction of a millisecond early: re-arm until the time has come.
+        handle = setTimeout(() => (now() >= at ? fn() : arm()), wait <= 0 ? 0 : Math.ceil(wait));
+      };
+      arm();
+      return { cancel: () => clearTimeout(handle) };
+    },
+  };
+}
+
+interface VirtualTimer {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+/** A clock that only moves when told to; timers run in time order, ties in the order they were set. */
+export class VirtualClock implements Clock {
+  private t: number;
+  private seq = 0;
+  private timers: VirtualTimer[] = [];
+
+  constructor(start = Date.UTC(2026, 0, 1)) {
+    this.t = start;
+  }
+
+  now(): number {
+    return this.t;
+  }
+
+  setTimer(at: number, fn: () => void): TimerHandle {
+    const timer: VirtualTimer = { at: Math.max(at, this.t), seq: this.seq++, fn, cancelled: false };
+    this.timers.push(timer);
+    return { cancel: () => void (timer.cancelled = true) };
+  }
+
+  /** Moves time forward to `to`, running every timer due on the way. */
+  advanceTo(to: number): void {
+    for (;;) {
+      this.timers = this.timers.filter((x) => !x.cancelled);
+      let next: VirtualTimer | undefined;
+      for (const x of this.timers) if (!next || x.at < next.at || (x.at === next.at && x.seq < next.seq)) next = x;
+      if (!next || next.at > to) break;
+      this.t = next.at;
+      next.cancelled = true;
+      next.fn();
+    }
+    this.t = Math.max(this.t, to);
+  }
+
+  advanceBy(ms: number): void {
+    this.advanceTo(this.t + ms);
+  }
+
+  /** Time of the next pending timer, if any. */
+  nextTimerAt(): number | undefined {
+    let at: number | undefined;
+    for (const x of this.timers) if (!x.cancelled && (at === undefined || x.at < at)) at = x.at;
+    return at;
+  }
+}

@@ -1,0 +1,143 @@
+// The crawl config file (C.json of the CLI, the GUI's new-crawl form): parsed and validated
+// whole, with errors that name the field, the value and what is allowed.
+
+import { applySettings, DEFAULT_SETTINGS, type Settings, type SettingError } from '../../../shared/settings';
+import { parseSeedList, type FollowRules, type FollowScope, type SeedLineError } from './frontier';
+
+export interface CrawlConfig {
+  readonly name: string;
+  readonly seeds: readonly string[];
+  readonly seedErrors: readonly SeedLineError[];
+  readonly follow: FollowRules;
+  readonly settings: Settings;
+  /** The settings as given (Scrapy names), kept with the crawl. */
+  readonly settingsGiven: Readonly<Record<string, unknown>>;
+  readonly resolve: Readonly<Record<string, string>>;
+}
+
+export interface ConfigError {
+  readonly field: string;
+  readonly value: unknown;
+  readonly message: string;
+}
+
+export type ConfigResult =
+  | { readonly ok: true; readonly config: CrawlConfig }
+  | { readonly ok: false; readonly errors: readonly ConfigError[] };
+
+const SCOPES: readonly FollowScope[] = ['host', 'domain', 'any', 'none'];
+const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
+
+function show(v: unknown): string {
+  const s = JSON.stringify(v);
+  return s === undefined ? String(v) : s;
+}
+
+/**
+ * Validates a crawl config. `seedText` (one URL a line, e.g. from a seeds file) is added to
+ * `seeds`. Bad seed lines are reported in `seedErrors` and skipped; no valid seed at all is an error.
+ */
+export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResult {
+  const errors: ConfigError[] = [];
+  const err = (field: string, value: unknown, allowed: string) =>
+    errors.push({ field, value, message: `${field}: ${show(value)} is not allowed (${allowed})` });
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    return { ok: false, errors: [{ field: '(config)', value: input, message: 'the crawl config must be a JSON object' }] };
+  }
+  const c = input as Record<string, unknown>;
+  const known = new Set(['name', 'seeds', 'follow', 'settings', 'resolve']);
+  for (const k of Object.keys(c)) if (!known.has(k)) err(k, c[k], `unknown field; known: ${[...known].join(', ')}`);
+
+  let name = 'crawl';
+  if (c.name !== undefined) {
+    if (typeof c.name !== 'string' || c.name.trim() === '') err('name', c.name, 'a non-empty text');
+    else name = c.name.trim();
+  }
+
+  const lines: string[] = [];
+  if (c.seeds !== undefined) {
+    if (typeof c.seeds === 'string') lines.push(...c.seeds.split(/\r?\n/));
+    else if (Array.isArray(c.seeds) && c.seeds.every((s) => typeof s === 'string')) lines.push(...(c.seeds as string[]));
+    else err('seeds', c.seeds, 'a list of URLs, or a text with one URL a line');
+  }
+  if (seedText !== undefined) lines.push(...seedText.split(/\r?\n/));
+  const seeds = parseSeedList(lines);
+  if (seeds.urls.length === 0 && !errors.some((e) => e.field === 'seeds')) {
+    errors.push({ field: 'seeds', value: c.seeds ?? null,
+      message: `seeds: no valid URL${seeds.errors.length ? ` (${seeds.errors.map((e) => `line ${e.line}: ${e.message}`).join('; ')})` : ''}` });
+  }
+
+  let follow: FollowRules = { scope: 'host', maxDepth: Infinity, maxPages: Infinity, include: [], exclude: [] };
+  if (c.follow !== undefined) {
+    if (typeof c.follow !== 'object' || c.follow === null || Array.isArray(c.follow)) {
+      err('follow', c.follow, 'an object {scope, max_depth, max_pages, include, exclude}');
+    } else {
+      const f = c.follow as Record<string, unknown>;
+      const fk = new Set(['scope', 'max_depth', 'max_pages', 'include', 'exclude']);
+      for (const k of Object.keys(f)) if (!fk.has(k)) err(`follow.${k}`, f[k], `unknown field; known: ${[...fk].join(', ')}`);
+      let scope: FollowScope = 'host';
+      if (f.scope !== undefined) {
+        if (!SCOPES.includes(f.scope as FollowScope)) err('follow.scope', f.scope, `one of ${SCOPES.join(', ')}`);
+        else scope = f.scope as FollowScope;
+      }
+      const limit = (key: string): number => {
+        const v = f[key];
+        if (v === undefined || v === null) return Infinity;
+        const n = typeof v === 'string' ? Number(v) : v;
+        if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
+          err(`follow.${key}`, v, 'a whole number >= 0');
+          return Infinity;
+        }
+        return n;
+      };
+      const regexes = (key: string): RegExp[] => {
+        const v = f[key];
+        if (v === undefined) return [];
+        const list = typeof v === 'string' ? [v] : v;
+        if (!Array.isArray(list) || !list.every((x) => typeof x === 'string')) {
+          err(`follow.${key}`, v, 'a regular expression or a list of them');
+          return [];
+        }
+        const out: RegExp[] = [];
+        list.forEach((src: string, i: number) => {
+          try {
+            out.push(new RegExp(src));
+          } catch (e) {
+            err(`follow.${key}[${i}]`, src, `a valid regular expression: ${(e as Error).message}`);
+          }
+        });
+        return out;
+      };
+      follow = { scope, maxDepth: limit('max_depth'), maxPages: limit('max_pages'), include: regexes('include'), exclude: regexes('exclude') };
+    }
+  }
+
+  let settings: Settings | null = null;
+  let settingsGiven: Record<string, unknown> = {};
+  if (c.settings !== undefined) {
+    const r = applySettings(c.settings);
+    if (!r.ok) {
+      for (const e of r.errors as SettingError[]) errors.push({ field: `settings.${e.setting}`, value: e.value, message: `settings.${e.message}` });
+    } else {
+      settings = r.settings;
+      settingsGiven = { ...(c.settings as Record<string, unknown>) };
+    }
+  } else {
+    settings = DEFAULT_SETTINGS;
+  }
+
+  const resolve: Record<string, string> = {};
+  if (c.resolve !== undefined) {
+    if (typeof c.resolve !== 'object' || c.resolve === null || Array.isArray(c.resolve)) {
+      err('resolve', c.resolve, 'an object {host: IP address}');
+    } else {
+      for (const [host, ip] of Object.entries(c.resolve as Record<string, unknown>)) {
+        if (typeof ip !== 'string' || !(IPV4.test(ip) || /^[0-9a-f:]+$/i.test(ip))) err(`resolve["${host}"]`, ip, 'an IPv4 or IPv6 address');
+        else resolve[host.toLowerCase()] = ip;
+      }
+    }
+  }
+
+  if (errors.length > 0 || !settings) return { ok: false, errors };
+  return { ok: true, config: { name, seeds: seeds.urls, seedErrors: seeds.errors, follow, settings, settingsGiven, resolve } };
+}

@@ -1,0 +1,509 @@
+// One crawl: seeds and followed links through robots.txt, the frontier and the scheduler to the
+// downloader, with every response fed back to the throttle and reported to the sinks (the store).
+
+import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
+import { lookup as dnsLookup } from 'node:dns';
+import { isIP } from 'node:net';
+import { applySettings, type Settings, type SettingsResult } from '../../../shared/settings';
+import type { ChangeRecord, ChangeSource, CrawlStatus, EventRecord, ResponseRecord } from '../../../shared/types';
+import { createRealClock, type Clock } from '../clock';
+import type { CrawlConfig } from './crawl-config';
+import { Downloader, type DownloadHandle, type DownloadResult } from './downloader';
+import { canonicalizeUrl, Frontier, hostOf } from './frontier';
+import { extractLinks, isHtml } from './links';
+import type { CrawlRequest } from './request';
+import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './robots';
+import { Scheduler } from './scheduler';
+import { applyAutoThrottle, type Slot } from './throttle/slot';
+
+/** Where the crawl reports what happens; the store and the hosts subscribe here. */
+export interface CrawlSinks {
+  onResponse?(r: ResponseRecord): void;
+  onChange?(c: ChangeRecord): void;
+  onEvent?(e: EventRecord): void;
+  onStatus?(status: CrawlStatus): void;
+}
+
+export interface CrawlerOptions {
+  readonly config: CrawlConfig;
+  readonly clock?: Clock;
+  readonly random?: () => number;
+  readonly sinks?: CrawlSinks;
+  /** Idle slots are cleaned up after this many ms (keeping their learned delay). */
+  readonly idleSlotMs?: number;
+}
+
+export interface CrawlStats {
+  readonly status: CrawlStatus;
+  readonly requests: number;
+  readonly responses: number;
+  readonly failures: number;
+  readonly byStatus: Readonly<Record<string, number>>;
+  readonly bytes: number;
+  readonly inFlight: number;
+  readonly queued: number;
+  readonly slots: number;
+  readonly robotsDisallowed: number;
+  readonly startedAt: number | null;
+  readonly finishedAt: number | null;
+}
+
+const ROBOTS_PRIORITY = 1000;
+const REDIRECT_PRIORITY_ADJUST = 2;
+const MAX_REDIRECTS = 20;
+const ROBOTS_RETRIES = 3;
+
+interface OriginRobots {
+  state: 'fetching' | 'ready';
+  rules: RobotsRules | null;
+  attempts: number;
+  waiting: CrawlRequest[];
+}
+
+export class Crawler {
+  readonly config: CrawlConfig;
+  private settings: Settings;
+  private readonly clock: Clock;
+  private readonly sinks: CrawlSinks;
+  private readonly scheduler: Scheduler;
+  private readonly downloader: Downloader;
+  private readonly frontier: Frontier;
+  private readonly robots = new Map<string, OriginRobots>();
+  private readonly active = new Set<DownloadHandle>();
+  private readonly ipCache = new Map<string, string>();
+  private parked = 0;
+  private statusValue: CrawlStatus = 'created';
+  private startedAt: number | null = null;
+  private finishedAt: number | null = null;
+  private requests = 0;
+  private responses = 0;
+  private failures = 0;
+  private bytes = 0;
+  private robotsDisallowed = 0;
+  private readonly byStatus = new Map<number, number>();
+  private resolveDone!: (s: CrawlStats) => void;
+  /** Resolves when the crawl has finished or stopped and nothing is in flight. */
+  readonly done: Promise<CrawlStats>;
+
+  constructor(o: CrawlerOptions) {
+    this.config = o.config;
+    this.settings = o.config.settings;
+    this.clock = o.clock ?? createRealClock();
+    this.sinks = o.sinks ?? {};
+    this.frontier = new Frontier(o.config.follow);
+    this.downloader = new Downloader({
+      clock: this.clock,
+      resolve: o.config.resolve,
+      userAgent: this.settings.USER_AGENT,
+    });
+    this.scheduler = new Scheduler({
+      settings: this.settings,
+      clock: this.clock,
+      random: o.random,
+      idleSlotMs: o.idleSlotMs,
+      start: (req, slot) => this.startDownload(req, slot),
+    });
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  get status(): CrawlStatus {
+    return this.statusValue;
+  }
+
+  get currentSettings(): Settings {
+    return this.settings;
+  }
+
+  /** Queues the seeds and starts dispatching. */
+  start(): void {
+    if (this.statusValue !== 'created') return;
+    this.startedAt = this.clock.now();
+    this.setStatus('running');
+    for (const e of this.config.seedErrors) {
+      this.event('warning', 'seed-line', null, `seed list line ${e.line} skipped: ${e.message}: ${JSON.stringify(e.text.trim())}`);
+    }
+    for (const seed of this.config.seeds) {
+      const u = canonicalizeUrl(seed);
+      if (u) this.frontier.addSeedHost(hostOf(u));
+    }
+    for (const seed of this.config.seeds) {
+      const u = canonicalizeUrl(seed);
+      if (u) this.addPage(u, 0, 0, {});
+    }
+    this.checkDone();
+  }
+
+  /** In-flight requests finish; nothing new starts. */
+  pause(): void {
+    if (this.statusValue !== 'running') return;
+    this.scheduler.pause();
+    this.setStatus('paused');
+  }
+
+  resume(): void {
+    if (this.statusValue !== 'paused') return;
+    this.setStatus('running');
+    this.scheduler.resume();
+    this.checkDone();
+  }
+
+  /** Cancels in-flight requests (recorded as cancelled) and ends the crawl. */
+  stop(): Promise<CrawlStats> {
+    if (this.statusValue === 'finished' || this.statusValue === 'stopped') return this.done;
+    this.scheduler.pause();
+    this.setStatus('stopped');
+    const dropped = this.scheduler.drain();
+    if (dropped.length > 0) this.event('info', 'stopped-queue', null, `crawl stopped with ${dropped.length} requests still queued`);
+    for (const h of [...this.active]) h.cancel('crawl stopped');
+    this.checkDone();
+    return this.done;
+  }
+
+  /**
+   * Validates a change set whole and applies it to the next dispatch decision, recording one
+   * change per setting. Nothing is applied when any value is refused.
+   */
+  updateSettings(patch: unknown, source: ChangeSource = 'user'): SettingsResult {
+    const r = applySettings(patch, this.settings);
+    if (!r.ok) return r;
+    const before = this.settings;
+    this.settings = r.settings;
+    this.scheduler.setSettings(r.settings);
+    if (before.USER_AGENT !== r.settings.USER_AGENT) this.downloader.setUserAgent(r.settings.USER_AGENT);
+    const t = this.clock.now();
+    for (const name of r.changed) {
+      this.sinks.onChange?.({ t, slot: null, setting: name, source, oldValue: before[name], newValue: r.settings[name] });
+    }
+    return r;
+  }
+
+  /** Per-slot controls (SPEC 6). Unknown slots are created so a pin can precede the first request. */
+  pauseSlot(key: string, paused = true): void {
+    const slot = this.scheduler.slot(key);
+    if (slot.paused === paused) return;
+    slot.paused = paused;
+    this.slotChange(slot, 'paused', !paused, paused);
+    this.scheduler.reschedule(slot);
+  }
+
+  pinDelay(key: string, seconds: number | null): void {
+    if (seconds !== null && !(Number.isFinite(seconds) && seconds >= 0)) throw new RangeError(`delay pin: ${seconds} is not allowed (a number >= 0, or null to clear)`);
+    const slot = this.scheduler.slot(key);
+    const old = slot.pinDelay;
+    slot.pinDelay = seconds;
+    this.slotChange(slot, 'pin_delay', old, seconds);
+    this.scheduler.reschedule(slot);
+  }
+
+  pinConcurrency(key: string, n: number | null): void {
+    if (n !== null && !(Number.isInteger(n) && n >= 1)) throw new RangeError(`concurrency pin: ${n} is not allowed (a whole number >= 1, or null to clear)`);
+    const slot = this.scheduler.slot(key);
+    const old = slot.pinConcurrency;
+    slot.pinConcurrency = n;
+    this.slotChange(slot, 'pin_concurrency', old, n);
+    this.scheduler.reschedule(slot);
+  }
+
+  clearPins(key: string): void {
+    this.pinDelay(key, null);
+    this.pinConcurrency(key, null);
+  }
+
+  slot(key: string): Slot | undefined {
+    return this.scheduler.existingSlot(key);
+  }
+
+  slots(): IterableIterator<Slot> {
+    return this.scheduler.allSlots();
+  }
+
+  stats(): CrawlStats {
+    return {
+      status: this.statusValue,
+      requests: this.requests,
+      responses: this.responses,
+      failures: this.failures,
+      byStatus: Object.fromEntries([...this.byStatus].map(([k, v]) => [String(k), v])),
+      bytes: this.bytes,
+      inFlight: this.scheduler.inFlight,
+      queued: this.scheduler.queued + this.parked,
+      slots: this.scheduler.slotCount,
+      robotsDisallowed: this.robotsDisallowed,
+      startedAt: this.startedAt,
+      finishedAt: this.finishedAt,
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.statusValue !== 'finished' && this.statusValue !== 'stopped' && this.statusValue !== 'created') await this.stop();
+    this.scheduler.close();
+    await this.downloader.close();
+  }
+
+  // -------------------------------------------------------------------------------------------
+
+  private setStatus(s: CrawlStatus): void {
+    this.statusValue = s;
+    this.sinks.onStatus?.(s);
+  }
+
+  private event(kind: EventRecord['kind'], code: string, slot: string | null, text: string, data?: unknown): void {
+    this.sinks.onEvent?.({ t: this.clock.now(), slot, kind, code, text, data });
+  }
+
+  private slotChange(slot: Slot, setting: string, oldValue: unknown, newValue: unknown): void {
+    this.sinks.onChange?.({ t: this.clock.now(), slot: slot.key, setting, source: 'user', oldValue, newValue });
+  }
+
+  /** Slot key (SPEC 5.1 default scope): meta.download_slot, else the host, or its IP with CONCURRENT_REQUESTS_PER_IP. */
+  private slotKeyFor(host: string, meta: Readonly<Record<string, unknown>>): string {
+    const explicit = meta.download_slot;
+    if (typeof explicit === 'string') return explicit;
+    if (this.settings.CONCURRENT_REQUESTS_PER_IP > 0) return this.ipOf(host);
+    return host;
+  }
+
+  /** The host's IP when known (resolve map or an earlier lookup); the host until then, as Scrapy does. */
+  private ipOf(host: string): string {
+    if (isIP(host)) return host;
+    const fixed = this.config.resolve[host];
+    if (fixed) return fixed;
+    const cached = this.ipCache.get(host);
+    if (cached) return cached;
+    this.ipCache.set(host, host);
+    dnsLookup(host, (err, address) => {
+      if (!err && address) this.ipCache.set(host, address);
+    });
+    return host;
+  }
+
+  private makeRequest(u: URL, depth: number, priority: number, meta: Record<string, unknown>, redirects: number, robots: boolean): CrawlRequest {
+    const host = hostOf(u);
+    return {
+      url: u.href,
+      origin: u.origin,
+      path: u.pathname + u.search,
+      host,
+      method: 'GET',
+      depth,
+      priority,
+      meta,
+      redirects,
+      robots,
+      enqueuedAt: 0,
+      slotKey: this.slotKeyFor(host, meta),
+      lane: -1,
+    };
+  }
+
+  /** A page URL from a seed or a link: de-duplicated, counted against the page limit, then robots-checked. */
+  private addPage(u: URL, depth: number, priority: number, meta: Record<string, unknown>): void {
+    if (this.frontier.pageLimitReached) return;
+    if (!this.frontier.markSeen(u.href)) return;
+    this.frontier.accepted++;
+    this.admit(this.makeRequest(u, depth, priority, meta, 0, false));
+  }
+
+  /** Queues a request once robots.txt of its origin is known (fetching it first, through the same throttle). */
+  private admit(req: CrawlRequest): void {
+    if (!this.settings.ROBOTSTXT_OBEY || req.robots) {
+      this.scheduler.enqueue(req);
+      return;
+    }
+    let r = this.robots.get(req.origin);
+    if (!r) {
+      r = { state: 'fetching', rules: null, attempts: 0, waiting: [] };
+      this.robots.set(req.origin, r);
+      this.fetchRobots(req.origin);
+    }
+    if (r.state === 'fetching') {
+      r.waiting.push(req);
+      this.parked++;
+      return;
+    }
+    this.admitChecked(req, r.rules);
+  }
+
+  private admitChecked(req: CrawlRequest, rules: RobotsRules | null): void {
+    if (robotsAllows(rules, req.url, this.settings.USER_AGENT)) {
+      this.scheduler.enqueue(req);
+    } else {
+      this.robotsDisallowed++;
+      this.event('info', 'robots-disallowed', req.slotKey, `forbidden by robots.txt: ${req.url}`);
+    }
+  }
+
+  private fetchRobots(origin: string): void {
+    const u = new URL('/robots.txt', origin);
+    this.scheduler.enqueue(this.makeRequest(u, 0, ROBOTS_PRIORITY, {}, 0, true));
+  }
+
+  private robotsAnswered(req: CrawlRequest, res: DownloadResult): void {
+    const r = this.robots.get(req.origin);
+    if (!r || r.state !== 'fetching') return;
+    r.attempts++;
+    const outcome = robotsOutcome(res.status);
+    if (outcome === 'retry' && r.attempts < ROBOTS_RETRIES) {
+      // RFC 9309: 5xx or unreachable means "try again later"; the slot's delay spaces the retries.
+      this.event('warning', 'robots-retry', req.slotKey,
+        `robots.txt of ${req.origin} failed (${res.status ?? res.errorKind}); retrying (attempt ${r.attempts + 1} of ${ROBOTS_RETRIES})`);
+      this.fetchRobots(req.origin);
+      return;
+    }
+    let rules: RobotsRules | null = null;
+    if (outcome === 'parse' && res.body) {
+      rules = parseRobots(req.origin, decodeBody(res) ?? '');
+    } else if (outcome === 'retry') {
+      this.event('warning', 'robots-unavailable', req.slotKey,
+        `robots.txt of ${req.origin} unavailable after ${ROBOTS_RETRIES} attempts (${res.status ?? res.errorKind}); crawling it as if it allowed everything`);
+    }
+    r.state = 'ready';
+    r.rules = rules;
+    const waiting = r.waiting;
+    r.waiting = [];
+    this.parked -= waiting.length;
+    for (const w of waiting) this.admitChecked(w, rules);
+  }
+
+  private startDownload(req: CrawlRequest, slot: Slot): void {
+    this.requests++;
+    const s = this.settings;
+    let finished = false;
+    const handle = this.downloader.fetch(
+      { origin: req.origin, path: req.path, method: req.method, timeout: s.DOWNLOAD_TIMEOUT, maxSize: s.DOWNLOAD_MAXSIZE, keepBody: this.wantsBody(req) },
+      (res) => {
+        finished = true;
+        this.active.delete(handle);
+        this.completed(req, slot, res);
+      },
+    );
+    if (!finished) this.active.add(handle);
+  }
+
+  private wantsBody(req: CrawlRequest): boolean {
+    return req.robots || this.frontier.rules.scope !== 'none';
+  }
+
+  private completed(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
+    const s = this.settings;
+    const inFlight = slot.inFlight;
+    const before = slot.effectiveDelay(s);
+    let debugLine: string | null = null;
+    if (res.status !== null) {
+      const fb = applyAutoThrottle(slot, { latency: res.latency, status: res.status, meta: req.meta, inFlight, size: res.bytes }, s);
+      debugLine = fb.debugLine;
+      this.responses++;
+      this.byStatus.set(res.status, (this.byStatus.get(res.status) ?? 0) + 1);
+      slot.responses++;
+      slot.byClass[Math.min(5, Math.floor(res.status / 100))]++;
+      if (res.latency !== null) {
+        slot.latencySum += res.latency;
+        slot.latencyCount++;
+        slot.lastLatency = res.latency;
+      }
+    } else {
+      this.failures++;
+      slot.failures++;
+    }
+    this.bytes += res.bytes;
+    slot.bytes += res.bytes;
+    this.scheduler.finish(req, slot);
+    const after = slot.effectiveDelay(s);
+    const contentType = headerValue(res.headers, 'content-type');
+    this.sinks.onResponse?.({
+      t: res.endedAt,
+      startedAt: res.startedAt,
+      waitMs: res.startedAt - req.enqueuedAt,
+      slot: slot.key,
+      url: req.url,
+      method: req.method,
+      status: res.status,
+      latency: res.latency,
+      downloadTime: res.downloadTime,
+      bytes: res.bytes,
+      inFlight,
+      delayBefore: before.delay,
+      delayAfter: after.delay,
+      delayCause: after.cause,
+      backoffLevel: 0,
+      reused: res.reused,
+      errorKind: res.errorKind,
+      errorMessage: res.errorMessage,
+      depth: req.depth,
+      contentType,
+    });
+    if (debugLine !== null) this.event('debug', 'autothrottle', slot.key, debugLine);
+    if (res.errorKind !== null && res.errorKind !== 'cancelled') {
+      this.event('error', res.errorKind, slot.key, `${req.url}: ${res.errorKind}: ${res.errorMessage}`);
+    }
+
+    if (req.robots) this.robotsAnswered(req, res);
+    else if (res.status !== null && this.statusValue !== 'stopped') this.followUp(req, slot, res, contentType);
+    this.checkDone();
+  }
+
+  /** Redirects and links. */
+  private followUp(req: CrawlRequest, slot: Slot, res: DownloadResult, contentType: string | null): void {
+    const status = res.status!;
+    if (status >= 300 && status < 400 && status !== 304) {
+      const location = headerValue(res.headers, 'location');
+      if (!location) return;
+      if (req.redirects >= MAX_REDIRECTS) {
+        this.failures++;
+        this.event('error', 'redirect-limit', slot.key, `${req.url}: more than ${MAX_REDIRECTS} redirects; not followed to ${location}`);
+        return;
+      }
+      const target = canonicalizeUrl(location, req.url);
+      if (!target || !this.frontier.markSeen(target.href)) return;
+      // Redirects keep the original request's slot (Scrapy stamps meta.download_slot).
+      const meta = { ...req.meta, download_slot: slot.key };
+      this.admit(this.makeRequest(target, req.depth, req.priority + REDIRECT_PRIORITY_ADJUST, meta, req.redirects + 1, false));
+      return;
+    }
+    if (status < 200 || status >= 300 || !res.body || !isHtml(contentType)) return;
+    const depth = req.depth + 1;
+    if (this.frontier.rules.scope === 'none' || depth > this.frontier.rules.maxDepth || this.frontier.pageLimitReached) return;
+    const html = decodeBody(res);
+    if (html === null) {
+      this.event('warning', 'decode-failed', slot.key, `${req.url}: could not decode the ${headerValue(res.headers, 'content-encoding')} body`);
+      return;
+    }
+    for (const href of extractLinks(html, req.url)) {
+      const u = canonicalizeUrl(href);
+      if (u && this.frontier.allowsLink(u, depth)) this.addPage(u, depth, 0, {});
+    }
+  }
+
+  private checkDone(): void {
+    if (this.statusValue === 'finished' || this.finishedAt !== null) return;
+    if (this.statusValue !== 'running' && this.statusValue !== 'stopped') return;
+    if (this.scheduler.inFlight > 0 || this.active.size > 0) return;
+    if (this.statusValue === 'running' && (this.scheduler.queued > 0 || this.parked > 0)) return;
+    this.finishedAt = this.clock.now();
+    if (this.statusValue === 'running') this.setStatus('finished');
+    this.scheduler.close();
+    this.resolveDone(this.stats());
+  }
+}
+
+function headerValue(headers: Readonly<Record<string, string | string[]>> | null, name: string): string | null {
+  const v = headers?.[name];
+  if (v === undefined) return null;
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/** The body as text, decompressed per Content-Encoding; null when it cannot be decoded. */
+function decodeBody(res: DownloadResult): string | null {
+  if (!res.body) return null;
+  const enc = (headerValue(res.headers, 'content-encoding') ?? '').trim().toLowerCase();
+  try {
+    let buf = res.body;
+    if (enc === 'gzip' || enc === 'x-gzip') buf = gunzipSync(buf);
+    else if (enc === 'deflate') buf = inflateSync(buf);
+    else if (enc === 'br') buf = brotliDecompressSync(buf);
+    else if (enc !== '' && enc !== 'identity') return null;
+    return buf.toString('utf8');
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,128 @@
+// The crawl's frontier rules: URL canonicalisation, de-duplication, seed list parsing with
+// per-line errors, and the follow rules (scope, depth, page limit, include/exclude).
+
+import { getDomain } from 'tldts';
+
+/** Canonical form used for de-duplication: lower-case scheme and host, no default port, no fragment, sorted query. */
+export function canonicalizeUrl(input: string, base?: string): URL | null {
+  let u: URL;
+  try {
+    u = base === undefined ? new URL(input) : new URL(input, base);
+  } catch {
+    return null;
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
+  if (!u.hostname) return null;
+  u.hash = '';
+  if (u.search.length > 1) {
+    const parts = u.search.slice(1).split('&').filter((p) => p !== '');
+    parts.sort();
+    u.search = parts.length ? `?${parts.join('&')}` : '';
+  } else if (u.search === '?') {
+    u.search = '';
+  }
+  return u;
+}
+
+export interface SeedLineError {
+  readonly line: number;
+  readonly text: string;
+  readonly message: string;
+}
+
+export interface ParsedSeeds {
+  readonly urls: readonly string[];
+  readonly errors: readonly SeedLineError[];
+}
+
+/**
+ * One URL a line; blank lines and lines starting with # are skipped. A bad line is reported
+ * with its number and skipped; the rest is kept.
+ */
+export function parseSeedList(text: string | readonly string[]): ParsedSeeds {
+  const lines = typeof text === 'string' ? text.split(/\r?\n/) : text;
+  const urls: string[] = [];
+  const errors: SeedLineError[] = [];
+  lines.forEach((raw, i) => {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#')) return;
+    let message: string | null = null;
+    try {
+      const u = new URL(line);
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') message = `unsupported scheme "${u.protocol}" (only http: and https:)`;
+      else if (!u.hostname) message = 'no host name';
+    } catch {
+      message = 'not an absolute URL (expected e.g. https://example.com/)';
+    }
+    if (message) errors.push({ line: i + 1, text: raw, message });
+    else urls.push(line);
+  });
+  return { urls, errors };
+}
+
+export type FollowScope = 'host' | 'domain' | 'any' | 'none';
+
+export interface FollowRules {
+  readonly scope: FollowScope;
+  /** Seeds are depth 0; links of a depth-d page are depth d+1. Infinity = no limit. */
+  readonly maxDepth: number;
+  /** Pages requested at most (robots.txt not counted). Infinity = no limit. */
+  readonly maxPages: number;
+  readonly include: readonly RegExp[];
+  readonly exclude: readonly RegExp[];
+}
+
+/** Hostname without IPv6 brackets, lower-cased. */
+export function hostOf(u: URL): string {
+  const h = u.hostname.toLowerCase();
+  return h.startsWith('[') ? h.slice(1, -1) : h;
+}
+
+/** Registrable domain (public suffix list); the host itself for IPs and unknown suffixes. */
+export function registrableDomain(host: string): string {
+  return getDomain(host, { allowPrivateDomains: true }) ?? host;
+}
+
+export class Frontier {
+  private readonly seen = new Set<string>();
+  private readonly hosts = new Set<string>();
+  private readonly domains = new Set<string>();
+  /** Page requests accepted so far (counts toward maxPages). */
+  accepted = 0;
+
+  constructor(readonly rules: FollowRules) {}
+
+  /** Marks a URL as seen; false when it was already seen. */
+  markSeen(url: string): boolean {
+    if (this.seen.has(url)) return false;
+    this.seen.add(url);
+    return true;
+  }
+
+  get seenCount(): number {
+    return this.seen.size;
+  }
+
+  /** Remembers a seed's host and domain for the follow scope. */
+  addSeedHost(host: string): void {
+    this.hosts.add(host);
+    this.domains.add(registrableDomain(host));
+  }
+
+  get pageLimitReached(): boolean {
+    return this.accepted >= this.rules.maxPages;
+  }
+
+  /** Whether a link found on a page at `depth` should be followed. */
+  allowsLink(u: URL, depth: number): boolean {
+    const r = this.rules;
+    if (r.scope === 'none' || depth > r.maxDepth) return false;
+    const host = hostOf(u);
+    if (r.scope === 'host' && !this.hosts.has(host)) return false;
+    if (r.scope === 'domain' && !this.domains.has(registrableDomain(host))) return false;
+    const href = u.href;
+    if (r.include.length > 0 && !r.include.some((re) => re.test(href))) return false;
+    if (r.exclude.some((re) => re.test(href))) return false;
+    return true;
+  }
+}

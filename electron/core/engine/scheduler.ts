@@ -1,0 +1,261 @@
+// Decides when each queued request may start (SPEC 3): global and per-slot concurrency reserved
+// at dequeue, per-slot delays via one timer over a heap of ready times, round-robin between slots.
+
+import type { Settings } from '../../../shared/settings';
+import type { Clock, TimerHandle } from '../clock';
+import { IndexedHeap } from './heap';
+import { Deque, type CrawlRequest } from './request';
+import { Slot, startDelay, type SlotMemory } from './throttle/slot';
+
+export interface SchedulerOptions {
+  readonly settings: Settings;
+  readonly clock: Clock;
+  /** U[0, 1) source for randomized delays. */
+  readonly random?: () => number;
+  /** Starts the download of a request whose slot place is already reserved. */
+  readonly start: (req: CrawlRequest, slot: Slot) => void;
+  /** Slots idle this long (ms) are cleaned up, keeping their learned delay. */
+  readonly idleSlotMs?: number;
+}
+
+export class Scheduler {
+  settings: Settings;
+  private readonly clock: Clock;
+  private readonly random: () => number;
+  private readonly startFn: (req: CrawlRequest, slot: Slot) => void;
+  private readonly slots = new Map<string, Slot>();
+  private readonly dormant = new Map<string, SlotMemory>();
+  private readonly heap = new IndexedHeap<Slot>();
+  private readonly ring = new Deque<Slot>();
+  private timer: TimerHandle | null = null;
+  private timerAt = Infinity;
+  private pumpQueued = false;
+  private pumping = false;
+  private paused = false;
+  private closed = false;
+  private readonly idleSlotMs: number;
+  private sweepTimer: TimerHandle | null = null;
+  /** Requests in flight across the crawl. */
+  inFlight = 0;
+  /** Requests waiting in slot queues. */
+  queued = 0;
+
+  constructor(o: SchedulerOptions) {
+    this.settings = o.settings;
+    this.clock = o.clock;
+    this.random = o.random ?? Math.random;
+    this.startFn = o.start;
+    this.idleSlotMs = o.idleSlotMs ?? 120_000;
+  }
+
+  /** The slot for a key, created on first use (restoring a cleaned-up slot's memory). */
+  slot(key: string): Slot {
+    let slot = this.slots.get(key);
+    if (!slot) {
+      const memory = this.dormant.get(key);
+      if (memory) this.dormant.delete(key);
+      slot = new Slot(key, this.settings.DOWNLOAD_SLOTS[key], this.settings, memory);
+      slot.lastActive = this.clock.now();
+      this.slots.set(key, slot);
+      this.armSweep();
+    }
+    return slot;
+  }
+
+  existingSlot(key: string): Slot | undefined {
+    return this.slots.get(key);
+  }
+
+  allSlots(): IterableIterator<Slot> {
+    return this.slots.values();
+  }
+
+  /** Slots seen in this crawl, cleaned-up ones included. */
+  get slotCount(): number {
+    return this.slots.size + this.dormant.size;
+  }
+
+  enqueue(req: CrawlRequest): void {
+    const slot = this.slot(req.slotKey);
+    req.enqueuedAt = this.clock.now();
+    slot.queue.push(req);
+    this.queued++;
+    this.place(slot);
+  }
+
+  /** A started request has finished (response, failure or cancel): free its places. */
+  finish(req: CrawlRequest, slot: Slot): void {
+    slot.end(req, this.clock.now());
+    this.inFlight--;
+    this.place(slot);
+    this.requestPump();
+  }
+
+  /** After a slot's delay or concurrency changed: move it in the heap to its new ready time. */
+  reschedule(slot: Slot): void {
+    this.place(slot);
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+    this.requestPump();
+  }
+
+  get isPaused(): boolean {
+    return this.paused;
+  }
+
+  /** Applies new settings to the next decision: every waiting slot is re-keyed. */
+  setSettings(next: Settings): void {
+    const prev = this.settings;
+    this.settings = next;
+    if (prev.AUTOTHROTTLE_ENABLED !== next.AUTOTHROTTLE_ENABLED) {
+      for (const slot of this.slots.values()) {
+        if (next.AUTOTHROTTLE_ENABLED && slot.delay === -1) slot.delay = startDelay(slot.override, next);
+        else if (!next.AUTOTHROTTLE_ENABLED) slot.delay = startDelay(slot.override, next);
+      }
+    }
+    this.replaceAll();
+  }
+
+  /** Re-places every slot (after a change that may move many ready times). */
+  replaceAll(): void {
+    for (const slot of this.slots.values()) this.place(slot);
+    this.requestPump();
+  }
+
+  /** Stops timers; nothing starts after this. */
+  close(): void {
+    this.closed = true;
+    this.timer?.cancel();
+    this.timer = null;
+    this.sweepTimer?.cancel();
+    this.sweepTimer = null;
+  }
+
+  /** Takes every queued request out (for stop); returns them. */
+  drain(): CrawlRequest[] {
+    const out: CrawlRequest[] = [];
+    for (const slot of this.slots.values()) {
+      for (let r = slot.queue.shift(); r; r = slot.queue.shift()) out.push(r);
+      this.heap.remove(slot);
+    }
+    this.queued = 0;
+    return out;
+  }
+
+  /** Puts a slot where it belongs: ready ring, heap at its ready time, or nowhere (blocked). */
+  private place(slot: Slot): void {
+    if (!slot.runnable(this.settings)) {
+      if (slot.heapIndex >= 0) this.heap.remove(slot);
+      return;
+    }
+    if (slot.inRing) return;
+    const at = slot.readyAt(this.settings);
+    if (at <= this.clock.now()) {
+      if (slot.heapIndex >= 0) this.heap.remove(slot);
+      slot.inRing = true;
+      this.ring.push(slot);
+      this.requestPump();
+    } else {
+      this.heap.set(slot, at);
+      if (at < this.timerAt) this.armTimer();
+    }
+  }
+
+  private requestPump(): void {
+    if (this.pumpQueued || this.closed) return;
+    this.pumpQueued = true;
+    queueMicrotask(this.pumpTask);
+  }
+
+  private readonly pumpTask = (): void => {
+    this.pumpQueued = false;
+    this.pump();
+  };
+
+  /** Starts every request that may start now, rotating between ready slots. */
+  pump(): void {
+    if (this.pumping || this.closed) return;
+    this.pumping = true;
+    try {
+      const s = this.settings;
+      let now = this.clock.now();
+      // Slots whose time has come join the ring.
+      for (let top = this.heap.peek(); top && top.heapKey <= now; top = this.heap.peek()) {
+        this.heap.pop();
+        top.inRing = true;
+        this.ring.push(top);
+      }
+      if (!this.paused) {
+        const limit = s.CONCURRENT_REQUESTS;
+        let guard = this.ring.size;
+        while (this.ring.size > 0 && (limit === 0 || this.inFlight < limit)) {
+          const slot = this.ring.shift()!;
+          slot.inRing = false;
+          if (!slot.runnable(s)) continue;
+          const at = slot.readyAt(s);
+          if (at > now) {
+            this.heap.set(slot, at);
+            continue;
+          }
+          const req = slot.queue.shift()!;
+          this.queued--;
+          slot.begin(req, now, s, this.random);
+          this.inFlight++;
+          this.startFn(req, slot);
+          if (slot.runnable(s)) this.place(slot);
+          if (--guard <= 0) {
+            now = this.clock.now();
+            guard = this.ring.size;
+          }
+        }
+      }
+    } finally {
+      this.pumping = false;
+    }
+    this.armTimer();
+  }
+
+  private armTimer(): void {
+    const top = this.heap.peek();
+    const at = top ? top.heapKey : Infinity;
+    if (at === this.timerAt && this.timer) return;
+    this.timer?.cancel();
+    this.timer = null;
+    this.timerAt = at;
+    if (at !== Infinity && !this.closed) {
+      this.timer = this.clock.setTimer(at, () => {
+        this.timer = null;
+        this.timerAt = Infinity;
+        this.pump();
+      });
+    }
+  }
+
+  private armSweep(): void {
+    if (this.sweepTimer || this.closed) return;
+    this.sweepTimer = this.clock.setTimer(this.clock.now() + this.idleSlotMs / 2, () => {
+      this.sweepTimer = null;
+      this.sweep();
+      if (this.slots.size > 0) this.armSweep();
+    });
+  }
+
+  /** Cleans up long-idle slots but keeps their learned delay and last start (unlike Scrapy). */
+  private sweep(): void {
+    const cutoff = this.clock.now() - this.idleSlotMs;
+    for (const [key, slot] of this.slots) {
+      if (slot.queue.size === 0 && slot.inFlight === 0 && !slot.paused && slot.pinDelay === null &&
+        slot.pinConcurrency === null && slot.lastActive < cutoff) {
+        this.heap.remove(slot);
+        this.slots.delete(key);
+        this.dormant.set(key, slot.memory());
+      }
+    }
+  }
+}

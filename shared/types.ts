@@ -1,0 +1,99 @@
+// Wire and record types shared by the core, the store, the hosts and the renderer.
+// Pure TypeScript: no DOM and no Node types, so every side can import it.
+
+/** Which of the delay sources binds a slot's effective delay (SPEC 4.4). */
+export type DelayCause =
+  | 'none'
+  | 'floor'
+  | 'autothrottle'
+  | 'backoff'
+  | 'crawl-delay'
+  | 'retry-after'
+  | 'pin';
+
+/** Who or what changed a setting or a slot's delay. */
+export type ChangeSource = 'user' | 'config' | 'autothrottle' | 'backoff' | 'rampup' | 'robots';
+
+/** The kinds of download failure, as recorded and as named in BACKOFF_EXCEPTIONS. */
+export type FailureKind =
+  | 'timeout'
+  | 'connect-refused'
+  | 'connect-reset'
+  | 'tls'
+  | 'dns'
+  | 'maxsize'
+  | 'cancelled'
+  | 'redirect-limit'
+  | 'invalid-url'
+  | 'other';
+
+export type CrawlStatus = 'created' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed' | 'interrupted';
+
+/** One response or failed download, with the fields of SPEC 7. Times are epoch milliseconds. */
+export interface ResponseRecord {
+  /** When the response finished (body read) or the failure happened. */
+  readonly t: number;
+  /** When the request was handed to the HTTP client. */
+  readonly startedAt: number;
+  /** Milliseconds the request waited between entering its slot's queue and starting. */
+  readonly waitMs: number;
+  readonly slot: string;
+  readonly url: string;
+  readonly method: string;
+  /** HTTP status; null for a failed download. */
+  readonly status: number | null;
+  /** Seconds from hand-over to the HTTP client until the response headers arrived; null on failure before headers. */
+  readonly latency: number | null;
+  /** Seconds from the headers to the end of the body; null when no body was read. */
+  readonly downloadTime: number | null;
+  /** Body bytes as received on the wire (before decompression). */
+  readonly bytes: number;
+  /** Requests in flight on the slot when the response arrived, this one included. */
+  readonly inFlight: number;
+  /** The slot's effective delay (seconds) just before and just after this response was processed. */
+  readonly delayBefore: number;
+  readonly delayAfter: number;
+  readonly delayCause: DelayCause;
+  readonly backoffLevel: number;
+  /** Whether the request went over an already open connection (null if unknown). */
+  readonly reused: boolean | null;
+  readonly errorKind: FailureKind | null;
+  readonly errorMessage: string | null;
+  readonly depth: number;
+  /** The response's Content-Type, if any. */
+  readonly contentType: string | null;
+}
+
+/** A change of a setting (slot null) or of one slot's throttle state. */
+export interface ChangeRecord {
+  readonly t: number;
+  readonly slot: string | null;
+  /** A setting's Scrapy name (DOWNLOAD_DELAY) or a slot property (delay, concurrency, pause). */
+  readonly setting: string;
+  readonly source: ChangeSource;
+  readonly oldValue: unknown;
+  readonly newValue: unknown;
+}
+
+export type EventKind = 'debug' | 'warning' | 'error' | 'info';
+
+/** A debug line, warning, error or note. `code` names the cause (one warning per cause). */
+export interface EventRecord {
+  readonly t: number;
+  readonly slot: string | null;
+  readonly kind: EventKind;
+  readonly code: string;
+  readonly text: string;
+  readonly data?: unknown;
+}
+
+/** Final figures of a crawl, as printed by `slotscope crawl`. */
+export interface CrawlSummary {
+  readonly crawl_id: number;
+  readonly requests: number;
+  readonly responses: number;
+  readonly by_status: Readonly<Record<string, number>>;
+  readonly failures: number;
+  readonly slots: number;
+  readonly seconds: number;
+}
