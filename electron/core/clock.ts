@@ -72,6 +72,21 @@ export class VirtualClock implements Clock {
     this.t = Math.max(this.t, to);
   }
 
+  /**
+   * Like advanceTo, but lets promise callbacks and microtasks (the engine's coalesced dispatch)
+   * run after each timer, as they would between two real timers.
+   */
+  async runTo(to: number): Promise<void> {
+    await settle();
+    for (;;) {
+      const at = this.nextTimerAt();
+      if (at === undefined || at > to) break;
+      this.advanceTo(at);
+      await settle();
+    }
+    this.t = Math.max(this.t, to);
+  }
+
   advanceBy(ms: number): void {
     this.advanceTo(this.t + ms);
   }
@@ -82,4 +97,9 @@ export class VirtualClock implements Clock {
     for (const x of this.timers) if (!x.cancelled && (at === undefined || x.at < at)) at = x.at;
     return at;
   }
+}
+
+/** Resolves after pending microtasks and promise callbacks have run. */
+function settle(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
 }

@@ -18,8 +18,8 @@ export function canonicalizeUrl(input: string, base?: string): URL | null {
     const parts = u.search.slice(1).split('&').filter((p) => p !== '');
     parts.sort();
     u.search = parts.length ? `?${parts.join('&')}` : '';
-  } else if (u.search === '?') {
-    u.search = '';
+  } else if (u.href.includes('?')) {
+    u.search = ''; // a bare "?" has an empty search but stays in href
   }
   return u;
 }

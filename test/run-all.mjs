@@ -1,0 +1,53 @@
+// Runs every test tier that exists and prints one closing line summing them: `N passed, N failed`.
+// Tiers: vitest (unit + integration), the conformance replay through the CLI.
+import { spawnSync } from 'node:child_process';
+import { readFileSync, mkdirSync, existsSync } from 'node:fs';
+import { join, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const tmp = join(root, '.tmp');
+mkdirSync(tmp, { recursive: true });
+const tiers = [];
+
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { cwd: root, stdio: opts.capture ? ['ignore', 'pipe', 'inherit'] : 'inherit', encoding: 'utf8', env: process.env });
+  if (opts.capture) process.stdout.write(r.stdout ?? '');
+  return r;
+}
+
+// Tier 1: vitest.
+const vitestJson = join(tmp, 'vitest-results.json');
+const v = run(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile=${vitestJson}`]);
+let vPassed = 0;
+let vFailed = 0;
+if (existsSync(vitestJson)) {
+  const j = JSON.parse(readFileSync(vitestJson, 'utf8'));
+  vPassed = j.numPassedTests ?? 0;
+  vFailed = j.numFailedTests ?? 0;
+  // A suite that failed to load has no tests counted: count it as a failure.
+  for (const f of j.testResults ?? []) if (f.status === 'failed' && (f.assertionResults ?? []).length === 0) vFailed++;
+}
+if (v.status !== 0 && vFailed === 0) vFailed = 1;
+tiers.push(['vitest', vPassed, vFailed]);
+
+// Tier 2: conformance replay of the recorded Scrapy AutoThrottle cases through the CLI.
+const vectors = process.env.SLOTSCOPE_VECTORS ?? join(root, '..', 'shared', 'conformance', 'autothrottle-vectors.json');
+if (!existsSync(vectors)) {
+  console.error(`conformance vectors not found at ${vectors} (set SLOTSCOPE_VECTORS): counted as a failure`);
+  tiers.push(['replay', 0, 1]);
+} else {
+  const r = run(process.execPath, [join(root, 'dist/cli.js'), 'replay', '--vectors', vectors], { capture: true });
+  const m = /(\d+) passed, (\d+) failed\s*$/.exec(r.stdout ?? '');
+  tiers.push(['replay', m ? Number(m[1]) : 0, m ? Number(m[2]) : 1]);
+}
+
+let passed = 0;
+let failed = 0;
+for (const [name, p, f] of tiers) {
+  console.log(`tier ${name}: ${p} passed, ${f} failed`);
+  passed += p;
+  failed += f;
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed > 0 ? 1 : 0);

@@ -1,0 +1,160 @@
+// The dispatch rules of SPEC 3 on a virtual clock: exact start times, concurrency reserved at
+// dequeue, one gap draw per gap, fair rotation, live changes, and idle slots that keep their delay.
+import { describe, expect, it } from 'vitest';
+import { VirtualClock } from '../../../electron/core/clock';
+import { Scheduler } from '../../../electron/core/engine/scheduler';
+import type { CrawlRequest } from '../../../electron/core/engine/request';
+import type { Slot } from '../../../electron/core/engine/throttle/slot';
+import { parseSettings, type Settings } from '../../../shared/settings';
+
+const T0 = Date.UTC(2026, 0, 1);
+
+function req(slotKey: string, i: number, priority = 0): CrawlRequest {
+  return { url: `http://${slotKey}/${i}`, origin: `http://${slotKey}`, path: `/${i}`, host: slotKey, method: 'GET', depth: 0,
+    priority, meta: {}, redirects: 0, robots: false, enqueuedAt: 0, slotKey, lane: -1 };
+}
+
+/** A scheduler whose "downloads" take `latencyMs` of virtual time; records every start. */
+function harness(settings: Record<string, unknown>, latencyMs = 50, random?: () => number) {
+  const clock = new VirtualClock(T0);
+  const starts: { key: string; t: number; lane: number; inFlight: number; path: string }[] = [];
+  let maxGlobal = 0;
+  const sched: Scheduler = new Scheduler({
+    settings: parseSettings(settings),
+    clock,
+    random,
+    start: (r: CrawlRequest, slot: Slot) => {
+      starts.push({ key: slot.key, t: clock.now() - T0, lane: r.lane, inFlight: slot.inFlight, path: r.path });
+      maxGlobal = Math.max(maxGlobal, sched.inFlight);
+      clock.setTimer(clock.now() + latencyMs, () => sched.finish(r, slot));
+    },
+  });
+  return { clock, sched, starts, maxGlobal: () => maxGlobal };
+}
+
+describe('scheduler', () => {
+  it('SPEC 3 example: per-domain 2, delay 0.3, per-lane 1.0 start at 0.0, 0.3 and 1.0', async () => {
+    const h = harness({ CONCURRENT_REQUESTS_PER_DOMAIN: 2, DOWNLOAD_DELAY: 0.3, DOWNLOAD_DELAY_PER_SLOT: 1.0, RANDOMIZE_DOWNLOAD_DELAY: false });
+    for (let i = 0; i < 3; i++) h.sched.enqueue(req('a.test', i));
+    await h.clock.runTo(T0 + 5000);
+    expect(h.starts.map((s) => [s.t, s.lane])).toEqual([[0, 0], [300, 1], [1000, 0]]);
+  });
+
+  it('reserves per-slot concurrency at dequeue: delay 0 never overshoots (Scrapy 2.14+ bug)', async () => {
+    const h = harness({ CONCURRENT_REQUESTS_PER_DOMAIN: 2, DOWNLOAD_DELAY: 0 }, 100);
+    for (let i = 0; i < 10; i++) h.sched.enqueue(req('a.test', i));
+    await h.clock.runTo(T0);
+    expect(h.starts).toHaveLength(2);
+    await h.clock.runTo(T0 + 10_000);
+    expect(h.starts).toHaveLength(10);
+    expect(Math.max(...h.starts.map((s) => s.inFlight))).toBe(2);
+  });
+
+  it('respects CONCURRENT_REQUESTS across slots and rotates fairly between ready slots', async () => {
+    const h = harness({ CONCURRENT_REQUESTS: 1, DOWNLOAD_DELAY: 0 }, 10);
+    for (const k of ['a', 'b', 'c']) for (let i = 0; i < 3; i++) h.sched.enqueue(req(k, i));
+    await h.clock.runTo(T0 + 1000);
+    expect(h.maxGlobal()).toBe(1);
+    expect(h.starts.map((s) => s.key).join('')).toBe('abcabcabc');
+  });
+
+  it('higher priority first, FIFO within a priority', async () => {
+    const h = harness({ CONCURRENT_REQUESTS: 1, CONCURRENT_REQUESTS_PER_DOMAIN: 1 }, 10);
+    h.sched.pause();
+    h.sched.enqueue(req('a', 1));
+    h.sched.enqueue(req('a', 2));
+    h.sched.enqueue(req('a', 3, 5));
+    h.sched.enqueue(req('a', 4, 5));
+    h.sched.resume();
+    await h.clock.runTo(T0 + 1000);
+    expect(h.starts.map((s) => s.path)).toEqual(['/3', '/4', '/1', '/2']);
+  });
+
+  it('draws the randomized gap once per gap: mean gap equals the delay (no 1.22x bias)', async () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 16807) % 2147483647) - 1) / 2147483646;
+    const h = harness({ DOWNLOAD_DELAY: 1, CONCURRENT_REQUESTS_PER_DOMAIN: 1 }, 10, random);
+    for (let i = 0; i < 2000; i++) h.sched.enqueue(req('a', i));
+    await h.clock.runTo(T0 + 3_000_000);
+    expect(h.starts).toHaveLength(2000);
+    const gaps = h.starts.slice(1).map((s, i) => s.t - h.starts[i].t);
+    const mean = gaps.reduce((a, b) => a + b, 0) / gaps.length;
+    expect(mean).toBeGreaterThan(980);
+    expect(mean).toBeLessThan(1020);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(500);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(1500);
+  });
+
+  it('keeps one timer for thousands of waiting slots', async () => {
+    const h = harness({ CONCURRENT_REQUESTS: 0, DOWNLOAD_DELAY: 0.5, RANDOMIZE_DOWNLOAD_DELAY: false }, 5);
+    for (let k = 0; k < 2000; k++) for (let i = 0; i < 3; i++) h.sched.enqueue(req(`h${k}`, i));
+    await h.clock.runTo(T0 + 1);
+    expect(h.starts).toHaveLength(2000);
+    // Downloads finished; every slot now waits for its delay. One scheduler timer (+ the idle sweep).
+    await h.clock.runTo(T0 + 100);
+    const pending = (h.clock as unknown as { timers: { cancelled: boolean }[] }).timers.filter((t) => !t.cancelled).length;
+    expect(pending).toBeLessThanOrEqual(2);
+    await h.clock.runTo(T0 + 5000);
+    expect(h.starts).toHaveLength(6000);
+    const byKey = new Map<string, number[]>();
+    for (const s of h.starts) byKey.set(s.key, [...(byKey.get(s.key) ?? []), s.t]);
+    for (const ts of byKey.values()) expect(ts).toEqual([0, 500, 1000]);
+  });
+
+  it('applies a settings change to the next decision', async () => {
+    const h = harness({ DOWNLOAD_DELAY: 10, RANDOMIZE_DOWNLOAD_DELAY: false, CONCURRENT_REQUESTS_PER_DOMAIN: 1 }, 10);
+    for (let i = 0; i < 3; i++) h.sched.enqueue(req('a', i));
+    await h.clock.runTo(T0 + 2000);
+    expect(h.starts).toHaveLength(1);
+    h.sched.setSettings(parseSettings({ DOWNLOAD_DELAY: 1, RANDOMIZE_DOWNLOAD_DELAY: false, CONCURRENT_REQUESTS_PER_DOMAIN: 1 }));
+    await h.clock.runTo(T0 + 2000);
+    expect(h.starts.map((s) => s.t)).toEqual([0, 2000]);
+    await h.clock.runTo(T0 + 4000);
+    expect(h.starts.map((s) => s.t)).toEqual([0, 2000, 3000]);
+  });
+
+  it('DOWNLOAD_SLOTS gives a slot its own concurrency and delay', async () => {
+    const h = harness({ DOWNLOAD_DELAY: 0, RANDOMIZE_DOWNLOAD_DELAY: false, CONCURRENT_REQUESTS_PER_DOMAIN: 4,
+      DOWNLOAD_SLOTS: { slow: { concurrency: 1, delay: 2 } } }, 10);
+    for (let i = 0; i < 3; i++) {
+      h.sched.enqueue(req('slow', i));
+      h.sched.enqueue(req('fast', i));
+    }
+    await h.clock.runTo(T0 + 10_000);
+    expect(h.starts.filter((s) => s.key === 'slow').map((s) => s.t)).toEqual([0, 2000, 4000]);
+    expect(h.starts.filter((s) => s.key === 'fast').map((s) => s.t)).toEqual([0, 0, 0]);
+  });
+
+  it('cleans up idle slots but keeps their learned delay and last start', async () => {
+    const clock = new VirtualClock(T0);
+    const settings: Settings = parseSettings({ AUTOTHROTTLE_ENABLED: true, RANDOMIZE_DOWNLOAD_DELAY: false });
+    const sched: Scheduler = new Scheduler({ settings, clock, idleSlotMs: 60_000,
+      start: (r, slot) => clock.setTimer(clock.now() + 10, () => sched.finish(r, slot)) });
+    sched.enqueue(req('a', 0));
+    await clock.runTo(T0 + 100);
+    sched.existingSlot('a')!.delay = 2.5; // as if AutoThrottle had learned it
+    await clock.runTo(T0 + 200_000);
+    expect(sched.existingSlot('a')).toBeUndefined();
+    expect(sched.slotCount).toBe(1);
+    sched.enqueue(req('a', 1));
+    expect(sched.existingSlot('a')!.delay).toBe(2.5);
+    sched.close();
+  });
+
+  it('pausing holds every slot; paused slot holds only itself', async () => {
+    const h = harness({ DOWNLOAD_DELAY: 0 }, 10);
+    h.sched.pause();
+    h.sched.enqueue(req('a', 0));
+    await h.clock.runTo(T0 + 1000);
+    expect(h.starts).toHaveLength(0);
+    h.sched.resume();
+    h.sched.slot('b').paused = true;
+    h.sched.enqueue(req('b', 0));
+    await h.clock.runTo(T0 + 2000);
+    expect(h.starts.map((s) => s.key)).toEqual(['a']);
+    h.sched.slot('b').paused = false;
+    h.sched.reschedule(h.sched.slot('b'));
+    await h.clock.runTo(T0 + 3000);
+    expect(h.starts.map((s) => s.key)).toEqual(['a', 'b']);
+  });
+});
