@@ -133,7 +133,7 @@ async function cmdDemo(argv: string[]): Promise<number> {
   const a = parseArgs(argv, ['db'], ['quiet']);
   const db = a.db ? resolvePath(String(a.db)) : defaultDatabaseFile();
   mkdirSync(dirname(db), { recursive: true });
-  const site = await startTestSite(demoScenario());
+  const site = await startTestSite(demoScenario(), { loopbackFallback: true });
   try {
     const hosts = Object.keys(site.hosts);
     const preset = PRESETS.find((p) => p.id === 'many-sites')!;

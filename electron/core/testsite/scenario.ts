@@ -1,0 +1,553 @@
+// The test site's scenario file: what each simulated host serves and how badly it behaves.
+// Validated once here, with errors naming the field, the value and what is allowed.
+
+/** Response-time model of one host, in milliseconds. */
+export interface LatencySpec {
+  /** Fixed delay before the response headers are sent. */
+  readonly base: number;
+  /** Uniform noise added to `base`: a value in [-jitter, +jitter]. */
+  readonly jitter: number;
+  /** Extra delay per other request this host is serving at arrival (an overloadable server). */
+  readonly per_inflight: number;
+}
+
+/** Sliding-window rate limit of one host. */
+export interface RateLimitSpec {
+  /** Requests admitted per window; the next ones get `status`. */
+  readonly requests: number;
+  /** Window length in seconds. */
+  readonly per_seconds: number;
+  /** Status of refused requests (default 429). */
+  readonly status: number;
+  /** Value of the `Retry-After` header in seconds; null sends no header. */
+  readonly retry_after: number | null;
+}
+
+/** What `/robots.txt` answers. */
+export interface RobotsSpec {
+  /** Status of `/robots.txt` (default 200). */
+  readonly status: number;
+  /** Raw body; when absent the body is generated from the fields below. */
+  readonly body?: string;
+  /** `Crawl-delay:` line, in seconds. */
+  readonly crawl_delay?: number;
+  /** `Disallow:` rules (paths; `*` and a trailing `$` as in robots.txt). */
+  readonly disallow: readonly string[];
+  /** `Allow:` rules. */
+  readonly allow: readonly string[];
+}
+
+/** A scripted redirect. */
+export interface RedirectSpec {
+  /** `Location` header: a path on the same host or an absolute URL. */
+  readonly to: string;
+  /** 301 (default), 302, 303, 307 or 308. */
+  readonly status: number;
+}
+
+/** One simulated host, with every default filled in. */
+export interface HostSpec {
+  /** Loopback address (127.x.x.x) of a listener of its own; absent = the shared 127.0.0.1 listener. */
+  readonly address?: string;
+  /** Number of linked pages: `/` and `/page/1` … `/page/N-1`. */
+  readonly pages: number;
+  /** Approximate body size of each page in bytes. */
+  readonly page_bytes: number;
+  readonly latency_ms: LatencySpec;
+  /** Status code → probability that a request is answered with it instead of the page. */
+  readonly statuses: Readonly<Record<string, number>>;
+  readonly rate_limit?: RateLimitSpec;
+  /** Absent: `/robots.txt` is a 404. */
+  readonly robots?: RobotsSpec;
+  /** Extra headers on every response of this host except `/robots.txt`. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Path → redirect. */
+  readonly redirects: Readonly<Record<string, RedirectSpec>>;
+  /** Gzip page bodies when the request accepts gzip. */
+  readonly gzip: boolean;
+  /** Path → size in bytes of a streamed body. */
+  readonly big: Readonly<Record<string, number>>;
+  /** Paths that never answer until the client gives up or the server closes. */
+  readonly hang: readonly string[];
+  /** Paths whose socket is destroyed without a response. */
+  readonly reset: readonly string[];
+  readonly description?: string;
+}
+
+/** A validated scenario (the output of `parseScenario`; also valid input to it). */
+export interface Scenario {
+  /** Lower-case host name → host. */
+  readonly hosts: Readonly<Record<string, HostSpec>>;
+  /** 0 = a random port per listener; otherwise every listener binds this port. */
+  readonly port: number;
+  /** Seed of every random draw (jitter, statuses, filler text). */
+  readonly seed: number;
+  readonly description?: string;
+}
+
+/** Input form of a host: every field optional. */
+export interface HostInput {
+  readonly address?: string;
+  readonly pages?: number;
+  readonly page_bytes?: number;
+  /** A number is shorthand for `{ base: n }`. */
+  readonly latency_ms?: number | Partial<LatencySpec>;
+  readonly statuses?: Readonly<Record<string, number>>;
+  readonly rate_limit?: {
+    readonly requests: number;
+    readonly per_seconds?: number;
+    readonly status?: number;
+    readonly retry_after?: number | null;
+  };
+  readonly robots?: {
+    readonly status?: number;
+    readonly body?: string;
+    readonly crawl_delay?: number;
+    readonly disallow?: readonly string[];
+    readonly allow?: readonly string[];
+  };
+  readonly headers?: Readonly<Record<string, string | number>>;
+  /** A string is shorthand for `{ to: s, status: 301 }`. */
+  readonly redirects?: Readonly<Record<string, string | { readonly to: string; readonly status?: number }>>;
+  readonly gzip?: boolean;
+  readonly big?: Readonly<Record<string, number>>;
+  readonly hang?: readonly string[];
+  readonly reset?: readonly string[];
+  readonly description?: string;
+}
+
+/** Input form of a scenario (the JSON file). */
+export interface ScenarioInput {
+  readonly hosts: Readonly<Record<string, HostInput>>;
+  readonly port?: number;
+  readonly seed?: number;
+  readonly description?: string;
+}
+
+/** Defaults of a host's optional fields. */
+export const HOST_DEFAULTS = { pages: 20, page_bytes: 1000 } as const;
+
+/** Thrown by `parseScenario`; `issues` holds one line per invalid field. */
+export class ScenarioError extends Error {
+  /** One message per problem, each starting with the field path. */
+  readonly issues: readonly string[];
+
+  constructor(issues: readonly string[]) {
+    super(`invalid test-site scenario:\n  ${issues.join('\n  ')}`);
+    this.name = 'ScenarioError';
+    this.issues = issues;
+  }
+}
+
+const HOST_FIELDS = [
+  'address',
+  'pages',
+  'page_bytes',
+  'latency_ms',
+  'statuses',
+  'rate_limit',
+  'robots',
+  'headers',
+  'redirects',
+  'gzip',
+  'big',
+  'hang',
+  'reset',
+  'description',
+] as const;
+const TOP_FIELDS = ['hosts', 'port', 'seed', 'description'] as const;
+const LATENCY_FIELDS = ['base', 'jitter', 'per_inflight'] as const;
+const RATE_FIELDS = ['requests', 'per_seconds', 'status', 'retry_after'] as const;
+const ROBOTS_FIELDS = ['status', 'body', 'crawl_delay', 'disallow', 'allow'] as const;
+const REDIRECT_FIELDS = ['to', 'status'] as const;
+const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
+/** Headers the server owns: a scenario setting them would break the message framing. */
+const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'content-encoding', 'keep-alive']);
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?(?:\.[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?)*$/;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const MAX_PAGES = 10_000_000;
+const MAX_PAGE_BYTES = 50_000_000;
+const MAX_BIG_BYTES = 1e12;
+
+interface NumberRule {
+  readonly int?: boolean;
+  readonly min?: number;
+  /** Exclusive lower bound. */
+  readonly above?: number;
+  readonly max?: number;
+}
+
+/** Collects issues while walking the input. */
+class Checker {
+  readonly issues: string[] = [];
+
+  reject(path: string, value: unknown, allowed: string): void {
+    this.issues.push(`${path}: ${show(value)} is not allowed (${allowed})`);
+  }
+
+  missing(path: string, allowed: string): void {
+    this.issues.push(`${path}: is required (${allowed})`);
+  }
+
+  object(path: string, value: unknown, fields: readonly string[] | null): Record<string, unknown> | undefined {
+    if (!isPlainObject(value)) {
+      this.reject(path, value, 'an object');
+      return undefined;
+    }
+    if (fields) {
+      for (const key of Object.keys(value)) {
+        if (!fields.includes(key)) this.issues.push(`${child(path, key)}: is not a known field (allowed: ${fields.join(', ')})`);
+      }
+    }
+    return value;
+  }
+
+  number(path: string, value: unknown, rule: NumberRule): number | undefined {
+    const ok =
+      typeof value === 'number' &&
+      Number.isFinite(value) &&
+      (!rule.int || Number.isSafeInteger(value)) &&
+      (rule.min === undefined || value >= rule.min) &&
+      (rule.above === undefined || value > rule.above) &&
+      (rule.max === undefined || value <= rule.max);
+    if (ok) return value as number;
+    this.reject(path, value, describe(rule));
+    return undefined;
+  }
+
+  string(path: string, value: unknown): string | undefined {
+    if (typeof value === 'string') return value;
+    this.reject(path, value, 'a string');
+    return undefined;
+  }
+
+  boolean(path: string, value: unknown): boolean | undefined {
+    if (typeof value === 'boolean') return value;
+    this.reject(path, value, 'true or false');
+    return undefined;
+  }
+
+  /** A request path used for exact routing: starts with `/`, no query, fragment or spaces. */
+  routePath(path: string, value: unknown): string | undefined {
+    if (typeof value === 'string' && /^\/[^\s?#]*$/.test(value)) return value;
+    this.reject(path, value, 'a path starting with "/", without "?", "#" or spaces');
+    return undefined;
+  }
+
+  pathList(path: string, value: unknown): string[] {
+    if (!Array.isArray(value)) {
+      this.reject(path, value, 'an array of paths');
+      return [];
+    }
+    const out: string[] = [];
+    value.forEach((item, i) => {
+      const p = this.routePath(`${path}[${i}]`, item);
+      if (p !== undefined) out.push(p);
+    });
+    return out;
+  }
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function show(value: unknown): string {
+  if (value === undefined) return 'undefined';
+  let text: string;
+  try {
+    text = typeof value === 'number' ? String(value) : JSON.stringify(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function child(path: string, key: string): string {
+  const name = /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key) ? `.${key}` : `[${JSON.stringify(key)}]`;
+  return path === '' ? name.replace(/^\./, '') : `${path}${name}`;
+}
+
+/** Path of an entry in a map whose keys are data (status codes, header names, paths). */
+function entry(path: string, key: string): string {
+  return `${path}[${JSON.stringify(key)}]`;
+}
+
+function describe(rule: NumberRule): string {
+  const kind = rule.int ? 'an integer' : 'a number';
+  if (rule.min !== undefined && rule.max !== undefined) return `${kind} from ${rule.min} to ${rule.max}`;
+  if (rule.above !== undefined) return `${kind} > ${rule.above}`;
+  if (rule.min !== undefined) return `${kind} >= ${rule.min}`;
+  if (rule.max !== undefined) return `${kind} <= ${rule.max}`;
+  return kind;
+}
+
+function parseAddress(c: Checker, path: string, value: unknown): string | undefined {
+  const allowed = 'a loopback IPv4 address 127.x.x.x';
+  if (typeof value !== 'string') {
+    c.reject(path, value, allowed);
+    return undefined;
+  }
+  const m = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(value);
+  if (!m || m[1] !== '127' || m.slice(1).some((o) => Number(o) > 255 || (o.length > 1 && o.startsWith('0')))) {
+    c.reject(path, value, allowed);
+    return undefined;
+  }
+  return value;
+}
+
+function parseLatency(c: Checker, path: string, value: unknown): LatencySpec {
+  const out = { base: 0, jitter: 0, per_inflight: 0 };
+  if (typeof value === 'number') {
+    out.base = c.number(path, value, { min: 0 }) ?? 0;
+    return out;
+  }
+  if (!isPlainObject(value)) {
+    c.reject(path, value, 'a number >= 0 or an object with base, jitter, per_inflight');
+    return out;
+  }
+  const o = c.object(path, value, LATENCY_FIELDS) ?? {};
+  for (const key of LATENCY_FIELDS) {
+    if (o[key] !== undefined) out[key] = c.number(child(path, key), o[key], { min: 0 }) ?? 0;
+  }
+  return out;
+}
+
+function parseStatuses(c: Checker, path: string, value: unknown): Record<string, number> {
+  const o = c.object(path, value, null);
+  const out: Record<string, number> = {};
+  if (!o) return out;
+  let sum = 0;
+  for (const [key, p] of Object.entries(o)) {
+    const code = Number(key);
+    if (!/^\d{3}$/.test(key) || code < 200 || code > 599) {
+      c.issues.push(`${entry(path, key)}: ${show(key)} is not allowed as a key (a status code from 200 to 599)`);
+      continue;
+    }
+    const prob = c.number(entry(path, key), p, { min: 0, max: 1 });
+    if (prob === undefined) continue;
+    out[key] = prob;
+    sum += prob;
+  }
+  if (sum > 1 + 1e-9) c.reject(path, value, `probabilities adding up to at most 1, these add up to ${Number(sum.toFixed(6))}`);
+  return out;
+}
+
+function parseRateLimit(c: Checker, path: string, value: unknown): RateLimitSpec | undefined {
+  const o = c.object(path, value, RATE_FIELDS);
+  if (!o) return undefined;
+  let requests: number | undefined;
+  if (o.requests === undefined) c.missing(child(path, 'requests'), 'an integer >= 1');
+  else requests = c.number(child(path, 'requests'), o.requests, { int: true, min: 1 });
+  const perSeconds = o.per_seconds === undefined ? 1 : c.number(child(path, 'per_seconds'), o.per_seconds, { above: 0 });
+  const status = o.status === undefined ? 429 : c.number(child(path, 'status'), o.status, { int: true, min: 400, max: 599 });
+  let retryAfter: number | null | undefined = null;
+  if (o.retry_after === undefined) retryAfter = Math.ceil(perSeconds ?? 1);
+  else if (o.retry_after !== null) {
+    retryAfter = c.number(child(path, 'retry_after'), o.retry_after, { int: true, min: 0 });
+  }
+  if (requests === undefined || perSeconds === undefined || status === undefined || retryAfter === undefined) return undefined;
+  return { requests, per_seconds: perSeconds, status, retry_after: retryAfter };
+}
+
+function parseRules(c: Checker, path: string, value: unknown): string[] {
+  if (!Array.isArray(value)) {
+    c.reject(path, value, 'an array of robots.txt paths');
+    return [];
+  }
+  const out: string[] = [];
+  value.forEach((item, i) => {
+    if (typeof item === 'string' && /^([/*][^\s]*)?$/.test(item)) out.push(item);
+    else c.reject(`${path}[${i}]`, item, 'a path starting with "/" or "*", or "" (no spaces)');
+  });
+  return out;
+}
+
+function parseRobots(c: Checker, path: string, value: unknown): RobotsSpec | undefined {
+  const o = c.object(path, value, ROBOTS_FIELDS);
+  if (!o) return undefined;
+  const status = o.status === undefined ? 200 : c.number(child(path, 'status'), o.status, { int: true, min: 200, max: 599 });
+  const robots: { -readonly [K in keyof RobotsSpec]: RobotsSpec[K] } = {
+    status: status ?? 200,
+    disallow: o.disallow === undefined ? [] : parseRules(c, child(path, 'disallow'), o.disallow),
+    allow: o.allow === undefined ? [] : parseRules(c, child(path, 'allow'), o.allow),
+  };
+  if (o.body !== undefined) {
+    const body = c.string(child(path, 'body'), o.body);
+    if (body !== undefined) robots.body = body;
+  }
+  if (o.crawl_delay !== undefined) {
+    const delay = c.number(child(path, 'crawl_delay'), o.crawl_delay, { min: 0 });
+    if (delay !== undefined) robots.crawl_delay = delay;
+  }
+  return robots;
+}
+
+function parseHeaders(c: Checker, path: string, value: unknown): Record<string, string> {
+  const o = c.object(path, value, null);
+  const out: Record<string, string> = {};
+  if (!o) return out;
+  for (const [name, v] of Object.entries(o)) {
+    const p = entry(path, name);
+    if (!HEADER_NAME.test(name)) {
+      c.issues.push(`${p}: ${show(name)} is not allowed as a header name (letters, digits and !#$%&'*+.^_\`|~-)`);
+      continue;
+    }
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      c.issues.push(`${p}: ${show(name)} is not allowed as a header name (the server sets ${[...RESERVED_HEADERS].join(', ')} itself)`);
+      continue;
+    }
+    if ((typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) && !/[\r\n\0]/.test(String(v))) {
+      out[name] = String(v);
+    } else {
+      c.reject(p, v, 'a string or number without line breaks');
+    }
+  }
+  return out;
+}
+
+function parseRedirects(c: Checker, path: string, value: unknown): Record<string, RedirectSpec> {
+  const o = c.object(path, value, null);
+  const out: Record<string, RedirectSpec> = {};
+  if (!o) return out;
+  const target = (p: string, v: unknown): string | undefined => {
+    if (typeof v === 'string' && v.length > 0 && !/[\s]/.test(v)) return v;
+    c.reject(p, v, 'a non-empty path or URL without spaces');
+    return undefined;
+  };
+  for (const [from, v] of Object.entries(o)) {
+    const p = entry(path, from);
+    if (c.routePath(`${p} (key)`, from) === undefined) continue;
+    if (typeof v === 'string') {
+      const to = target(p, v);
+      if (to !== undefined) out[from] = { to, status: 301 };
+      continue;
+    }
+    if (!isPlainObject(v)) {
+      c.reject(p, v, 'a path or URL, or an object { to, status }');
+      continue;
+    }
+    c.object(p, v, REDIRECT_FIELDS);
+    const to = v.to === undefined ? (c.missing(child(p, 'to'), 'a path or URL'), undefined) : target(child(p, 'to'), v.to);
+    let status: number | undefined = 301;
+    if (v.status !== undefined) {
+      status = REDIRECT_STATUSES.includes(v.status as number) ? (v.status as number) : undefined;
+      if (status === undefined) c.reject(child(p, 'status'), v.status, REDIRECT_STATUSES.join(', '));
+    }
+    if (to !== undefined && status !== undefined) out[from] = { to, status };
+  }
+  return out;
+}
+
+function parseBig(c: Checker, path: string, value: unknown): Record<string, number> {
+  const o = c.object(path, value, null);
+  const out: Record<string, number> = {};
+  if (!o) return out;
+  for (const [p, size] of Object.entries(o)) {
+    if (c.routePath(`${entry(path, p)} (key)`, p) === undefined) continue;
+    const n = c.number(entry(path, p), size, { int: true, min: 0, max: MAX_BIG_BYTES });
+    if (n !== undefined) out[p] = n;
+  }
+  return out;
+}
+
+function parseHost(c: Checker, path: string, value: unknown): HostSpec | undefined {
+  const o = c.object(path, value, HOST_FIELDS);
+  if (!o) return undefined;
+  const host: { -readonly [K in keyof HostSpec]: HostSpec[K] } = {
+    pages: HOST_DEFAULTS.pages,
+    page_bytes: HOST_DEFAULTS.page_bytes,
+    latency_ms: { base: 0, jitter: 0, per_inflight: 0 },
+    statuses: {},
+    headers: {},
+    redirects: {},
+    gzip: false,
+    big: {},
+    hang: [],
+    reset: [],
+  };
+  const at = (key: string): string => child(path, key);
+  if (o.address !== undefined) host.address = parseAddress(c, at('address'), o.address);
+  if (host.address === undefined) delete host.address;
+  if (o.pages !== undefined) host.pages = c.number(at('pages'), o.pages, { int: true, min: 0, max: MAX_PAGES }) ?? host.pages;
+  if (o.page_bytes !== undefined) {
+    host.page_bytes = c.number(at('page_bytes'), o.page_bytes, { int: true, min: 0, max: MAX_PAGE_BYTES }) ?? host.page_bytes;
+  }
+  if (o.latency_ms !== undefined) host.latency_ms = parseLatency(c, at('latency_ms'), o.latency_ms);
+  if (o.statuses !== undefined) host.statuses = parseStatuses(c, at('statuses'), o.statuses);
+  if (o.rate_limit !== undefined) {
+    const rl = parseRateLimit(c, at('rate_limit'), o.rate_limit);
+    if (rl) host.rate_limit = rl;
+  }
+  if (o.robots !== undefined) {
+    const robots = parseRobots(c, at('robots'), o.robots);
+    if (robots) host.robots = robots;
+  }
+  if (o.headers !== undefined) host.headers = parseHeaders(c, at('headers'), o.headers);
+  if (o.redirects !== undefined) host.redirects = parseRedirects(c, at('redirects'), o.redirects);
+  if (o.gzip !== undefined) host.gzip = c.boolean(at('gzip'), o.gzip) ?? false;
+  if (o.big !== undefined) host.big = parseBig(c, at('big'), o.big);
+  if (o.hang !== undefined) host.hang = c.pathList(at('hang'), o.hang);
+  if (o.reset !== undefined) host.reset = c.pathList(at('reset'), o.reset);
+  if (o.description !== undefined) {
+    const d = c.string(at('description'), o.description);
+    if (d !== undefined) host.description = d;
+  }
+  // One behaviour per path: the per-path overrides must not overlap.
+  const owner = new Map<string, string>();
+  const claim = (p: string, field: string): void => {
+    const prev = owner.get(p);
+    if (prev && prev !== field) {
+      c.issues.push(`${at(field)}: ${show(p)} is not allowed (already listed under ${prev}; one behaviour per path)`);
+    } else owner.set(p, field);
+  };
+  for (const p of host.reset) claim(p, 'reset');
+  for (const p of host.hang) claim(p, 'hang');
+  for (const p of Object.keys(host.redirects)) claim(p, 'redirects');
+  for (const p of Object.keys(host.big)) claim(p, 'big');
+  return host;
+}
+
+/**
+ * Validates a scenario (parsed JSON or a `ScenarioInput` literal) and fills in defaults.
+ * Idempotent: a `Scenario` passes through unchanged in meaning.
+ * @throws ScenarioError listing every invalid field as `path: value is not allowed (what is)`.
+ */
+export function parseScenario(json: unknown): Scenario {
+  const c = new Checker();
+  if (!isPlainObject(json)) {
+    c.reject('scenario', json, 'an object');
+    throw new ScenarioError(c.issues);
+  }
+  const top = c.object('', json, TOP_FIELDS) ?? {};
+  const hosts: Record<string, HostSpec> = {};
+  if (top.hosts === undefined) c.missing('hosts', 'an object mapping host names to hosts');
+  else {
+    const raw = c.object('hosts', top.hosts, null);
+    if (raw) {
+      if (Object.keys(raw).length === 0) c.reject('hosts', raw, 'at least one host');
+      for (const [key, value] of Object.entries(raw)) {
+        const path = `hosts[${JSON.stringify(key)}]`;
+        const name = key.toLowerCase();
+        if (!HOST_NAME.test(name)) {
+          c.issues.push(`${path}: ${show(key)} is not allowed as a host name (letters, digits, "-", "_" and dots, like "alpha.test")`);
+          continue;
+        }
+        if (Object.hasOwn(hosts, name)) {
+          c.issues.push(`${path}: ${show(key)} is not allowed (host names are case-insensitive and ${show(name)} is already defined)`);
+          continue;
+        }
+        const host = parseHost(c, path, value);
+        if (host) hosts[name] = host;
+      }
+    }
+  }
+  const port = top.port === undefined ? 0 : c.number('port', top.port, { int: true, min: 0, max: 65535 });
+  const seed = top.seed === undefined ? 1 : c.number('seed', top.seed, { int: true });
+  let description: string | undefined;
+  if (top.description !== undefined) description = c.string('description', top.description);
+  if (c.issues.length > 0) throw new ScenarioError(c.issues);
+  const scenario: { -readonly [K in keyof Scenario]: Scenario[K] } = { hosts, port: port ?? 0, seed: seed ?? 1 };
+  if (description !== undefined) scenario.description = description;
+  return scenario;
+}

@@ -1,0 +1,537 @@
+// The local test site: a real HTTP server on loopback that plays many hosts with scripted
+// latency, errors, rate limits and robots rules, for the crawler's demo, tests and benchmarks.
+
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { gzipSync } from 'node:zlib';
+import { parseScenario, type HostSpec, type Scenario, type ScenarioInput } from './scenario';
+import { streamRandom, type Random } from './random';
+import {
+  disallowRules,
+  linkableRules,
+  pageIndex,
+  renderDisallowedPage,
+  renderPage,
+  renderStatusPage,
+  robotsText,
+  ruleMatcher,
+} from './pages';
+import { RequestLog, type LogEntry } from './request-log';
+
+/** Options of `startTestSite`. */
+export interface TestSiteOptions {
+  /** File to write the request log to, one JSON line per request (truncated at start). */
+  readonly log?: string;
+  /** Keep log entries in memory, in `TestSite.log`. */
+  readonly keepLog?: boolean;
+  /**
+   * When a host's own 127.x address cannot be bound (macOS only routes 127.0.0.1 by default),
+   * serve it on the shared 127.0.0.1 listener instead of failing. Default false.
+   */
+  readonly loopbackFallback?: boolean;
+}
+
+/** One bound listener. */
+export interface TestSiteListener {
+  readonly address: string;
+  readonly port: number;
+  /** Host names it serves. */
+  readonly hosts: readonly string[];
+}
+
+/** A running test site. */
+export interface TestSite {
+  /**
+   * Host → base URL without a trailing slash. A host alone on its own address gets
+   * `http://127.0.0.2:PORT` (usable as is); a host on a shared listener gets
+   * `http://name:PORT`, to be used with `resolve`.
+   */
+  readonly hosts: Readonly<Record<string, string>>;
+  /** Host → loopback address serving it, for a curl-like `--resolve` map. */
+  readonly resolve: Readonly<Record<string, string>>;
+  /** Host → port of the listener serving it. */
+  readonly ports: Readonly<Record<string, number>>;
+  readonly listeners: readonly TestSiteListener[];
+  /** The validated scenario being served. */
+  readonly scenario: Scenario;
+  /** `http://name:PORT` of a host (name based: pair it with `resolve`). Throws for an unknown host. */
+  origin(host: string): string;
+  /** Request log entries in arrival order of their responses (only with `keepLog`). */
+  readonly log: LogEntry[];
+  /** Stops listening, drops every connection (hanging ones too), flushes the log. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** A fully prepared answer: status, flat header list, body. */
+interface Canned {
+  readonly status: number;
+  readonly headers: readonly string[];
+  readonly body: Buffer;
+}
+
+interface PageVariants {
+  readonly plain: Canned;
+  readonly gzip: Canned | null;
+}
+
+type Override =
+  | { readonly kind: 'reset' }
+  | { readonly kind: 'hang' }
+  | { readonly kind: 'send'; readonly answer: Canned }
+  | { readonly kind: 'big'; readonly size: number; readonly headers: readonly string[] };
+
+interface RateState {
+  readonly requests: number;
+  readonly windowMs: number;
+  /** Arrival times of the last `requests` admitted requests (a ring). */
+  readonly ring: Float64Array;
+  head: number;
+  count: number;
+  readonly answer: Canned;
+}
+
+interface HostRuntime {
+  readonly name: string;
+  readonly spec: HostSpec;
+  inFlight: number;
+  readonly base: number;
+  readonly jitter: number;
+  readonly perInflight: number;
+  readonly jitterRandom: Random;
+  readonly statusRandom: Random;
+  /** Cumulative probabilities and their answers. */
+  readonly statusCuts: readonly number[];
+  readonly statusAnswers: readonly Canned[];
+  readonly rate: RateState | null;
+  readonly robots: Canned;
+  readonly overrides: ReadonlyMap<string, Override>;
+  /** Precomputed pages (index → variants), or null when the site is too big to keep in memory. */
+  readonly pages: (PageVariants | undefined)[] | null;
+  readonly extraHeaders: readonly string[];
+  readonly notFound: Canned;
+  readonly homeLinks: readonly string[];
+  readonly disallowed: ((path: string) => boolean) | null;
+}
+
+interface ListenerRuntime {
+  readonly address: string;
+  readonly byName: Map<string, HostRuntime>;
+  /** The one host that asked for this address, served to requests whose Host is the bare IP. */
+  addressHost: HostRuntime | undefined;
+  server: Server | null;
+  port: number;
+}
+
+/** Bytes of page bodies precomputed per site; bigger sites render pages on each request. */
+const PRECOMPUTE_BUDGET = 64 * 1024 * 1024;
+const BIG_CHUNK = 64 * 1024;
+const HTML = 'text/html; charset=utf-8';
+const SHARED_ADDRESS = '127.0.0.1';
+
+/** Flat header list with a later name replacing an earlier one (scenario headers beat defaults). */
+function mergeHeaders(headers: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i].toLowerCase();
+    for (let j = 0; j < out.length; j += 2) {
+      if (out[j].toLowerCase() === name) {
+        out.splice(j, 2);
+        break;
+      }
+    }
+    out.push(headers[i], headers[i + 1]);
+  }
+  return out;
+}
+
+function canned(status: number, body: Buffer, headers: readonly string[]): Canned {
+  return { status, body, headers: [...mergeHeaders(headers), 'Content-Length', String(body.length)] };
+}
+
+function statusAnswer(status: number, extra: readonly string[]): Canned {
+  const body = status === 204 || status === 304 ? Buffer.alloc(0) : Buffer.from(renderStatusPage(status, STATUS_CODES[status] ?? 'Status'));
+  return canned(status, body, ['Content-Type', HTML, ...extra]);
+}
+
+function flatHeaders(headers: Readonly<Record<string, string>>): string[] {
+  return Object.entries(headers).flat();
+}
+
+function buildHost(name: string, spec: HostSpec, seed: number, budget: { left: number }): HostRuntime {
+  const extra = flatHeaders(spec.headers);
+  const rules = disallowRules(spec.robots);
+  const homeLinks = linkableRules(rules);
+
+  const overrides = new Map<string, Override>();
+  for (const p of spec.reset) overrides.set(p, { kind: 'reset' });
+  for (const p of spec.hang) overrides.set(p, { kind: 'hang' });
+  for (const [p, r] of Object.entries(spec.redirects)) {
+    const body = Buffer.from(renderStatusPage(r.status, STATUS_CODES[r.status] ?? 'Redirect'));
+    overrides.set(p, { kind: 'send', answer: canned(r.status, body, ['Location', r.to, 'Content-Type', HTML, ...extra]) });
+  }
+  for (const [p, size] of Object.entries(spec.big)) {
+    overrides.set(p, { kind: 'big', size, headers: [...mergeHeaders(['Content-Type', HTML, ...extra]), 'Content-Length', String(size)] });
+  }
+
+  let robots: Canned;
+  if (spec.robots) {
+    const r = spec.robots;
+    const text = r.body !== undefined || r.status === 200 ? robotsText(r) : `${r.status} ${STATUS_CODES[r.status] ?? ''}\n`;
+    robots = canned(r.status, Buffer.from(text), ['Content-Type', 'text/plain; charset=utf-8']);
+  } else {
+    robots = statusAnswer(404, []);
+  }
+
+  const statusCuts: number[] = [];
+  const statusAnswers: Canned[] = [];
+  let cumulative = 0;
+  for (const [code, p] of Object.entries(spec.statuses)) {
+    if (p <= 0) continue;
+    cumulative += p;
+    statusCuts.push(cumulative);
+    statusAnswers.push(statusAnswer(Number(code), extra));
+  }
+
+  let rate: RateState | null = null;
+  if (spec.rate_limit) {
+    const rl = spec.rate_limit;
+    const headers = rl.retry_after === null ? extra : ['Retry-After', String(rl.retry_after), ...extra];
+    rate = {
+      requests: rl.requests,
+      windowMs: rl.per_seconds * 1000,
+      ring: new Float64Array(rl.requests),
+      head: 0,
+      count: 0,
+      answer: statusAnswer(rl.status, headers),
+    };
+  }
+
+  const host: HostRuntime = {
+    name,
+    spec,
+    inFlight: 0,
+    base: spec.latency_ms.base,
+    jitter: spec.latency_ms.jitter,
+    perInflight: spec.latency_ms.per_inflight,
+    jitterRandom: streamRandom(seed, name, 'jitter'),
+    statusRandom: streamRandom(seed, name, 'statuses'),
+    statusCuts,
+    statusAnswers,
+    rate,
+    robots,
+    overrides,
+    pages: null,
+    extraHeaders: extra,
+    notFound: statusAnswer(404, extra),
+    homeLinks,
+    disallowed: ruleMatcher(rules),
+  };
+  const estimate = spec.pages * spec.page_bytes * (spec.gzip ? 1.5 : 1);
+  if (estimate <= budget.left) {
+    budget.left -= estimate;
+    const pages: PageVariants[] = [];
+    for (let i = 0; i < spec.pages; i++) pages.push(renderVariants(host, seed, i));
+    (host as { pages: PageVariants[] | null }).pages = pages;
+  }
+  return host;
+}
+
+function renderVariants(host: HostRuntime, seed: number, index: number): PageVariants {
+  const { spec, name } = host;
+  const html = renderPage({
+    host: name,
+    index,
+    pages: spec.pages,
+    pageBytes: spec.page_bytes,
+    seed,
+    extraLinks: index === 0 ? host.homeLinks : undefined,
+  });
+  const body = Buffer.from(html);
+  const vary = spec.gzip ? ['Vary', 'Accept-Encoding'] : [];
+  const plain = canned(200, body, ['Content-Type', HTML, ...vary, ...host.extraHeaders]);
+  const gzip = spec.gzip
+    ? canned(200, gzipSync(body), ['Content-Type', HTML, 'Content-Encoding', 'gzip', ...vary, ...host.extraHeaders])
+    : null;
+  return { plain, gzip };
+}
+
+/** Host name of a Host header: lower-case, port and trailing dot removed. */
+function hostOf(header: string | undefined): string {
+  if (!header) return '';
+  let end = header.length;
+  if (header.charCodeAt(0) === 91 /* [ */) {
+    const close = header.indexOf(']');
+    if (close > 0) end = close + 1;
+  } else {
+    const colon = header.indexOf(':');
+    if (colon >= 0) end = colon;
+  }
+  if (header.charCodeAt(end - 1) === 46 /* . */) end--;
+  return header.slice(0, end).toLowerCase();
+}
+
+function listen(server: Server, address: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => reject(err);
+    server.once('error', onError);
+    server.listen({ host: address, port }, () => {
+      server.off('error', onError);
+      const bound = server.address();
+      resolve(typeof bound === 'object' && bound ? bound.port : port);
+    });
+  });
+}
+
+/**
+ * Starts serving a scenario (a parsed `Scenario` or raw input, validated here either way).
+ * Resolves once every listener is bound; rejects with `ScenarioError` for an invalid scenario
+ * or with the bind error (`EADDRINUSE`, `EADDRNOTAVAIL` …) after closing what was opened.
+ */
+export async function startTestSite(scenario: Scenario | ScenarioInput, options: TestSiteOptions = {}): Promise<TestSite> {
+  const parsed = parseScenario(scenario);
+  const log = await RequestLog.open(options.log, options.keepLog ?? false);
+  const budget = { left: PRECOMPUTE_BUDGET };
+  const runtimes = new Map<string, HostRuntime>();
+  for (const [name, spec] of Object.entries(parsed.hosts)) runtimes.set(name, buildHost(name, spec, parsed.seed, budget));
+
+  let closed = false;
+  let t0 = performance.now();
+
+  // Answers a request once its latency has passed. Also the zero-latency hot path.
+  const deliver = (host: HostRuntime, res: ServerResponse, answer: Canned, t: number, url: string, inFlight: number): void => {
+    host.inFlight--;
+    if (closed) return;
+    const alive = !res.req.socket.destroyed;
+    if (alive) {
+      res.writeHead(answer.status, answer.headers as string[]);
+      res.end(answer.body);
+    }
+    if (log.active) log.add(t, host.name, url, inFlight, alive ? answer.status : 0);
+  };
+
+  const reset = (host: HostRuntime, req: IncomingMessage, t: number, url: string, inFlight: number): void => {
+    host.inFlight--;
+    req.socket.destroy();
+    if (!closed && log.active) log.add(t, host.name, url, inFlight, 0);
+  };
+
+  const stream = (host: HostRuntime, req: IncomingMessage, res: ServerResponse, o: Override & { kind: 'big' }, t: number, url: string, inFlight: number): void => {
+    if (closed || req.socket.destroyed) {
+      host.inFlight--;
+      if (!closed && log.active) log.add(t, host.name, url, inFlight, 0);
+      return;
+    }
+    res.once('close', () => {
+      host.inFlight--;
+      if (log.active) log.add(t, host.name, url, inFlight, 200);
+    });
+    res.writeHead(200, o.headers as string[]);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    const chunk = Buffer.alloc(Math.min(BIG_CHUNK, Math.max(o.size, 1)), 0x20);
+    let left = o.size;
+    const pump = (): void => {
+      while (left > 0) {
+        const n = Math.min(left, chunk.length);
+        left -= n;
+        if (!res.write(n === chunk.length ? chunk : chunk.subarray(0, n))) {
+          if (left > 0) res.once('drain', pump);
+          else res.end();
+          return;
+        }
+      }
+      res.end();
+    };
+    pump();
+  };
+
+  const handle = (listener: ListenerRuntime, req: IncomingMessage, res: ServerResponse): void => {
+    const arrival = performance.now();
+    const url = req.url ?? '/';
+    const name = hostOf(req.headers.host);
+    const host = listener.byName.get(name) ?? (name === listener.address ? listener.addressHost : undefined);
+    if (host === undefined) {
+      res.writeHead(unknownHost.status, unknownHost.headers as string[]);
+      res.end(unknownHost.body);
+      if (log.active) log.add(arrival - t0, name, url, 1, 404);
+      return;
+    }
+    const inFlight = ++host.inFlight;
+    const t = arrival - t0;
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+
+    let delay = host.base + host.perInflight * (inFlight - 1);
+    if (host.jitter > 0) delay += host.jitter * (2 * host.jitterRandom() - 1);
+
+    const override = host.overrides.get(path);
+    if (override !== undefined) {
+      switch (override.kind) {
+        case 'hang':
+          res.once('close', () => {
+            host.inFlight--;
+            if (log.active) log.add(t, host.name, url, inFlight, 0);
+          });
+          return;
+        case 'reset':
+          if (delay > 0) setTimeout(reset, delay, host, req, t, url, inFlight).unref();
+          else reset(host, req, t, url, inFlight);
+          return;
+        case 'big':
+          if (delay > 0) setTimeout(stream, delay, host, req, res, override, t, url, inFlight).unref();
+          else stream(host, req, res, override, t, url, inFlight);
+          return;
+        case 'send':
+          if (delay > 0) setTimeout(deliver, delay, host, res, override.answer, t, url, inFlight).unref();
+          else deliver(host, res, override.answer, t, url, inFlight);
+          return;
+      }
+    }
+
+    let answer: Canned | undefined;
+    if (path === '/robots.txt') {
+      answer = host.robots;
+    } else {
+      const rate = host.rate;
+      if (rate !== null) {
+        if (rate.count < rate.requests) {
+          rate.ring[(rate.head + rate.count) % rate.requests] = arrival;
+          rate.count++;
+        } else if (rate.ring[rate.head] <= arrival - rate.windowMs) {
+          rate.ring[rate.head] = arrival;
+          rate.head = (rate.head + 1) % rate.requests;
+        } else {
+          answer = rate.answer;
+        }
+      }
+      if (answer === undefined && host.statusCuts.length > 0) {
+        const u = host.statusRandom();
+        for (let i = 0; i < host.statusCuts.length; i++) {
+          if (u < host.statusCuts[i]) {
+            answer = host.statusAnswers[i];
+            break;
+          }
+        }
+      }
+      if (answer === undefined) {
+        const index = pageIndex(path, host.spec.pages);
+        if (index >= 0) {
+          const variants = host.pages ? host.pages[index]! : renderVariants(host, parsed.seed, index);
+          const ae = req.headers['accept-encoding'];
+          answer = variants.gzip !== null && ae !== undefined && ae.includes('gzip') ? variants.gzip : variants.plain;
+        } else if (host.disallowed !== null && host.disallowed(path)) {
+          answer = canned(200, Buffer.from(renderDisallowedPage(host.name, path)), ['Content-Type', HTML, ...host.extraHeaders]);
+        } else {
+          answer = host.notFound;
+        }
+      }
+    }
+    if (delay > 0) setTimeout(deliver, delay, host, res, answer, t, url, inFlight).unref();
+    else deliver(host, res, answer, t, url, inFlight);
+  };
+
+  const unknownHost = statusAnswer(404, []);
+
+  // Group hosts by the address that serves them; hosts without one share 127.0.0.1.
+  const listeners = new Map<string, ListenerRuntime>();
+  const listenerFor = (address: string): ListenerRuntime => {
+    let l = listeners.get(address);
+    if (!l) {
+      l = { address, byName: new Map(), addressHost: undefined, server: null, port: 0 };
+      listeners.set(address, l);
+    }
+    return l;
+  };
+  for (const host of runtimes.values()) listenerFor(host.spec.address ?? SHARED_ADDRESS).byName.set(host.name, host);
+  for (const l of listeners.values()) {
+    const own = [...l.byName.values()].filter((h) => h.spec.address === l.address);
+    l.addressHost = own.length === 1 ? own[0] : undefined;
+  }
+
+  const makeServer = (l: ListenerRuntime): Server => {
+    const server = createServer((req, res) => handle(l, req, res));
+    server.on('connection', (socket: Socket) => {
+      sockets.add(socket);
+      socket.once('close', () => sockets.delete(socket));
+    });
+    server.keepAliveTimeout = 65_000;
+    server.headersTimeout = 70_000;
+    return server;
+  };
+  // Open connections, so close() can wait for their 'close' events (and the log lines of the
+  // requests they drop): the server's own 'close' can fire before the sockets have closed.
+  const sockets = new Set<Socket>();
+  const socketsClosed = (): Promise<unknown> =>
+    Promise.all([...sockets].map((socket) => new Promise((resolve) => socket.once('close', resolve))));
+  const closeServer = (server: Server): Promise<void> =>
+    new Promise((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+
+  try {
+    // Own addresses first, so a failed one can still fall back to the shared listener.
+    const ordered = [...listeners.values()].sort((a, b) => Number(a.address === SHARED_ADDRESS) - Number(b.address === SHARED_ADDRESS));
+    for (const l of ordered) {
+      const server = makeServer(l);
+      try {
+        l.port = await listen(server, l.address, parsed.port);
+        l.server = server;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (!(options.loopbackFallback && code === 'EADDRNOTAVAIL' && l.address !== SHARED_ADDRESS)) throw err;
+        listeners.delete(l.address);
+        const shared = listenerFor(SHARED_ADDRESS);
+        for (const [name, host] of l.byName) shared.byName.set(name, host);
+        if (!ordered.includes(shared)) ordered.push(shared);
+      }
+    }
+  } catch (err) {
+    await Promise.all([...listeners.values()].flatMap((l) => (l.server ? [closeServer(l.server)] : [])));
+    await socketsClosed();
+    await log.close().catch(() => undefined);
+    throw err;
+  }
+  t0 = performance.now();
+
+  const hosts: Record<string, string> = {};
+  const resolve: Record<string, string> = {};
+  const ports: Record<string, number> = {};
+  const listenerList: TestSiteListener[] = [];
+  for (const l of listeners.values()) {
+    listenerList.push({ address: l.address, port: l.port, hosts: [...l.byName.keys()] });
+    for (const name of l.byName.keys()) {
+      hosts[name] = l.addressHost?.name === name ? `http://${l.address}:${l.port}` : `http://${name}:${l.port}`;
+      resolve[name] = l.address;
+      ports[name] = l.port;
+    }
+  }
+
+  let closing: Promise<void> | null = null;
+  return {
+    hosts,
+    resolve,
+    ports,
+    listeners: listenerList,
+    scenario: parsed,
+    log: log.entries,
+    origin(host: string): string {
+      const name = host.toLowerCase();
+      if (!Object.hasOwn(ports, name)) throw new Error(`test site: unknown host ${JSON.stringify(host)} (known: ${Object.keys(ports).join(', ')})`);
+      return `http://${name}:${ports[name]}`;
+    },
+    close(): Promise<void> {
+      closing ??= (async () => {
+        await Promise.all([...listeners.values()].map((l) => closeServer(l.server!)));
+        // Let the 'close' handlers of dropped requests log before the log shuts.
+        await socketsClosed();
+        closed = true;
+        await log.close();
+      })();
+      return closing;
+    },
+  };
+}
