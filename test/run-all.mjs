@@ -1,5 +1,5 @@
 // Runs every test tier that exists and prints one closing line summing them: `N passed, N failed`.
-// Tiers: vitest (unit + integration), the conformance replay through the CLI.
+// Tiers: typecheck, vitest (unit + integration), the conformance replay through the CLI.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -15,6 +15,10 @@ function run(cmd, args, opts = {}) {
   if (opts.capture) process.stdout.write(r.stdout ?? '');
   return r;
 }
+
+// Tier 0: the type checker over every project (shared without Node/DOM, core, tests).
+const tsc = run(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-b']);
+tiers.push(['typecheck', tsc.status === 0 ? 1 : 0, tsc.status === 0 ? 0 : 1]);
 
 // Tier 1: vitest.
 const vitestJson = join(tmp, 'vitest-results.json');
