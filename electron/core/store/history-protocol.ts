@@ -1,0 +1,90 @@
+// The messages between HistoryWriter (main thread) and the history worker, and the flat layout
+// responses travel in: one Float64Array row per response plus a per-batch string dictionary.
+import type { CrawlStatus } from '../../../shared/types';
+
+/** Column offsets of one response row in BatchMessage.nums (null numbers are NaN, null strings -1). */
+export const R_CRAWL = 0;
+export const R_T = 1;
+export const R_STARTED_AT = 2;
+export const R_WAIT_MS = 3;
+export const R_STATUS = 4;
+export const R_LATENCY = 5;
+export const R_DOWNLOAD_TIME = 6;
+export const R_BYTES = 7;
+export const R_IN_FLIGHT = 8;
+export const R_DELAY_BEFORE = 9;
+export const R_DELAY_AFTER = 10;
+export const R_BACKOFF_LEVEL = 11;
+/** NaN unknown, 0 false, 1 true. */
+export const R_REUSED = 12;
+export const R_DEPTH = 13;
+/** Indexes into BatchMessage.dict. */
+export const R_SLOT = 14;
+export const R_METHOD = 15;
+export const R_DELAY_CAUSE = 16;
+export const R_ERROR_KIND = 17;
+export const R_ERROR_MESSAGE = 18;
+export const R_CONTENT_TYPE = 19;
+/** Numbers per response row. */
+export const RESPONSE_STRIDE = 20;
+
+/** [crawlId, t, slot, setting, source, oldJson, newJson]; a JSON column is null for an undefined value. */
+export type ChangeTuple = readonly [number, number, string | null, string, string, string | null, string | null];
+/** [crawlId, t, slot, kind, code, text, dataJson]. */
+export type EventTuple = readonly [number, number, string | null, string, string, string, string | null];
+
+/** Fields of updateCrawl; the JSON ones are already stringified. Absent keys are left unchanged. */
+export interface CrawlPatchWire {
+  readonly status?: CrawlStatus;
+  readonly startedAt?: number | null;
+  readonly finishedAt?: number | null;
+  readonly summaryJson?: string | null;
+  readonly settingsJson?: string;
+}
+
+export interface BatchMessage {
+  readonly type: 'batch';
+  /** Increases by one per batch; the worker acknowledges each with BatchDoneMessage. */
+  readonly seq: number;
+  /** Number of response rows in `nums`. */
+  readonly n: number;
+  readonly nums: Float64Array;
+  /** One URL per response row. */
+  readonly urls: readonly string[];
+  /** Strings referenced by index from the response rows. */
+  readonly dict: readonly string[];
+  readonly changes: readonly ChangeTuple[];
+  readonly events: readonly EventTuple[];
+}
+
+export type ToWorker =
+  | BatchMessage
+  | {
+      readonly type: 'createCrawl';
+      readonly id: number;
+      readonly name: string;
+      readonly configJson: string;
+      readonly settingsJson: string;
+      readonly createdAt: number;
+    }
+  | { readonly type: 'updateCrawl'; readonly crawlId: number; readonly patch: CrawlPatchWire }
+  /** Replied to once every earlier message is committed; carries the first write error since the last flush. */
+  | { readonly type: 'flush'; readonly id: number }
+  /** Checkpoint and close the connection, then reply. */
+  | { readonly type: 'close'; readonly id: number };
+
+export type FromWorker =
+  /** The database is open and migrated. */
+  | { readonly type: 'ready'; readonly schemaVersion: number }
+  /** Opening failed; the worker exits after sending this. */
+  | { readonly type: 'fatal'; readonly message: string }
+  | { readonly type: 'reply'; readonly id: number; readonly value?: unknown; readonly error?: string }
+  /** A batch was committed (or rolled back, with `error`). `records` counts responses, changes and events. */
+  | { readonly type: 'batchDone'; readonly seq: number; readonly records: number; readonly error?: string }
+  /** A write that has no reply (updateCrawl) failed. */
+  | { readonly type: 'error'; readonly message: string };
+
+/** What the worker is started with (workerData). */
+export interface WorkerInit {
+  readonly file: string;
+}

@@ -1,0 +1,358 @@
+// The history worker thread: owns the only write connection and commits each batch from
+// HistoryWriter in one transaction, keeping the per-slot, per-status and per-second/minute aggregates.
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Database, Statement, Transaction } from 'better-sqlite3';
+import { openDatabase, timed } from './database';
+import { readSchemaVersion } from './migrate';
+import {
+  R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
+  R_DOWNLOAD_TIME, R_ERROR_KIND, R_ERROR_MESSAGE, R_IN_FLIGHT, R_LATENCY, R_METHOD, R_REUSED, R_SLOT,
+  R_STARTED_AT, R_STATUS, R_T, R_WAIT_MS, RESPONSE_STRIDE,
+} from './history-protocol';
+import type { BatchMessage, CrawlPatchWire, FromWorker, ToWorker, WorkerInit } from './history-protocol';
+
+/** A batch slower than one flush interval means the writer is falling behind: worth a warning. */
+const SLOW_BATCH_MS = 250;
+
+/** Running figures for one slot_stats or series row, accumulated over one batch. */
+class Acc {
+  requests = 0;
+  responses = 0;
+  s2xx = 0;
+  s3xx = 0;
+  s4xx = 0;
+  s5xx = 0;
+  s429 = 0;
+  failures = 0;
+  latencySum = 0;
+  latencyN = 0;
+  latencyMax: number | null = null;
+  lastLatency: number | null = null;
+  lastLatencyT: number | null = null;
+  lastDelay = 0;
+  lastT = -Infinity;
+  delaySum = 0;
+  bytes = 0;
+
+  constructor(
+    readonly crawlId: number,
+    readonly slotId: number,
+    readonly resMs = 0,
+    readonly bucket = 0,
+  ) {}
+
+  add(t: number, status: number | null, latency: number | null, failed: boolean, delayAfter: number, bytes: number): void {
+    this.requests++;
+    if (status !== null) {
+      this.responses++;
+      if (status >= 200 && status < 300) this.s2xx++;
+      else if (status >= 300 && status < 400) this.s3xx++;
+      else if (status >= 400 && status < 500) {
+        this.s4xx++;
+        if (status === 429) this.s429++;
+      } else if (status >= 500 && status < 600) this.s5xx++;
+    }
+    if (failed) this.failures++;
+    if (latency !== null) {
+      this.latencySum += latency;
+      this.latencyN++;
+      if (this.latencyMax === null || latency > this.latencyMax) this.latencyMax = latency;
+      if (this.lastLatencyT === null || t >= this.lastLatencyT) {
+        this.lastLatency = latency;
+        this.lastLatencyT = t;
+      }
+    }
+    if (t >= this.lastT) {
+      this.lastT = t;
+      this.lastDelay = delayAfter;
+    }
+    this.delaySum += delayAfter;
+    this.bytes += bytes;
+  }
+}
+
+function nul(v: number): number | null {
+  return v !== v ? null : v;
+}
+
+function post(port: NonNullable<typeof parentPort>, m: FromWorker): void {
+  port.postMessage(m);
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The write side: prepared statements, the slot cache and the batch transaction. */
+class HistoryStore {
+  /** crawl id → slot key → slot id. Cleared when a transaction rolls back (it may hold rolled-back ids). */
+  private readonly slotIds = new Map<number, Map<string, number>>();
+  private readonly insertSlot: Statement;
+  private readonly selectSlot: Statement;
+  private readonly insertResponse: Statement;
+  private readonly insertChange: Statement;
+  private readonly insertEvent: Statement;
+  private readonly insertCrawl: Statement;
+  private readonly upsertSlotStats: Statement;
+  private readonly upsertStatus: Statement;
+  private readonly upsertSeries: Statement;
+  private readonly updateStatements = new Map<string, Statement>();
+  private readonly writeBatchTx: Transaction<(m: BatchMessage) => void>;
+
+  constructor(private readonly db: Database) {
+    this.insertSlot = db.prepare(`INSERT OR IGNORE INTO slots (crawl_id, key) VALUES (?, ?)`);
+    this.selectSlot = db.prepare(`SELECT id FROM slots WHERE crawl_id = ? AND key = ?`).pluck();
+    this.insertResponse = db.prepare(
+      `INSERT INTO responses (crawl_id, slot_id, t, started_at, wait_ms, url, method, status, latency, download_time,
+         bytes, in_flight, delay_before, delay_after, delay_cause, backoff_level, reused, error_kind, error_message,
+         depth, content_type)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertChange = db.prepare(
+      `INSERT INTO changes (crawl_id, t, slot_id, setting, source, old_json, new_json) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertEvent = db.prepare(
+      `INSERT INTO events (crawl_id, t, slot_id, kind, code, text, data_json) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.insertCrawl = db.prepare(
+      `INSERT INTO crawls (name, config_json, settings_json, status, created_at) VALUES (?, ?, ?, 'created', ?)`,
+    );
+    this.upsertSlotStats = db.prepare(
+      `INSERT INTO slot_stats (crawl_id, slot_id, requests, responses, s2xx, s3xx, s4xx, s5xx, s429, failures,
+         latency_sum, latency_n, last_latency, last_latency_t, last_delay, last_t, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (crawl_id, slot_id) DO UPDATE SET
+         requests = requests + excluded.requests, responses = responses + excluded.responses,
+         s2xx = s2xx + excluded.s2xx, s3xx = s3xx + excluded.s3xx, s4xx = s4xx + excluded.s4xx,
+         s5xx = s5xx + excluded.s5xx, s429 = s429 + excluded.s429, failures = failures + excluded.failures,
+         latency_sum = latency_sum + excluded.latency_sum, latency_n = latency_n + excluded.latency_n,
+         last_latency = CASE WHEN excluded.last_latency_t IS NOT NULL
+             AND (last_latency_t IS NULL OR excluded.last_latency_t >= last_latency_t)
+           THEN excluded.last_latency ELSE last_latency END,
+         last_latency_t = CASE WHEN excluded.last_latency_t IS NOT NULL
+             AND (last_latency_t IS NULL OR excluded.last_latency_t >= last_latency_t)
+           THEN excluded.last_latency_t ELSE last_latency_t END,
+         last_delay = CASE WHEN excluded.last_t >= last_t THEN excluded.last_delay ELSE last_delay END,
+         last_t = max(last_t, excluded.last_t),
+         bytes = bytes + excluded.bytes`,
+    );
+    this.upsertStatus = db.prepare(
+      `INSERT INTO status_counts (crawl_id, status, n) VALUES (?, ?, ?)
+       ON CONFLICT (crawl_id, status) DO UPDATE SET n = n + excluded.n`,
+    );
+    this.upsertSeries = db.prepare(
+      `INSERT INTO series (crawl_id, res_ms, slot_id, bucket, requests, responses, s2xx, s3xx, s4xx, s5xx, s429,
+         failures, latency_sum, latency_n, latency_max, delay_sum, bytes)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (crawl_id, res_ms, slot_id, bucket) DO UPDATE SET
+         requests = requests + excluded.requests, responses = responses + excluded.responses,
+         s2xx = s2xx + excluded.s2xx, s3xx = s3xx + excluded.s3xx, s4xx = s4xx + excluded.s4xx,
+         s5xx = s5xx + excluded.s5xx, s429 = s429 + excluded.s429, failures = failures + excluded.failures,
+         latency_sum = latency_sum + excluded.latency_sum, latency_n = latency_n + excluded.latency_n,
+         latency_max = CASE WHEN latency_max IS NULL OR excluded.latency_max > latency_max
+           THEN excluded.latency_max ELSE latency_max END,
+         delay_sum = delay_sum + excluded.delay_sum, bytes = bytes + excluded.bytes`,
+    );
+    this.writeBatchTx = db.transaction((m: BatchMessage) => this.writeBatchRows(m));
+  }
+
+  createCrawl(name: string, configJson: string, settingsJson: string, createdAt: number): number {
+    return Number(this.insertCrawl.run(name, configJson, settingsJson, createdAt).lastInsertRowid);
+  }
+
+  updateCrawl(crawlId: number, patch: CrawlPatchWire): void {
+    const cols: [keyof CrawlPatchWire, string][] = [
+      ['status', 'status'],
+      ['startedAt', 'started_at'],
+      ['finishedAt', 'finished_at'],
+      ['summaryJson', 'summary_json'],
+      ['settingsJson', 'settings_json'],
+    ];
+    const present = cols.filter(([k]) => patch[k] !== undefined);
+    if (present.length === 0) return;
+    const key = present.map(([k]) => k).join(',');
+    let stmt = this.updateStatements.get(key);
+    if (!stmt) {
+      stmt = this.db.prepare(`UPDATE crawls SET ${present.map(([, c]) => `${c} = ?`).join(', ')} WHERE id = ?`);
+      this.updateStatements.set(key, stmt);
+    }
+    const info = stmt.run(...present.map(([k]) => patch[k]), crawlId);
+    if (info.changes === 0) throw new Error(`updateCrawl: no crawl with id ${crawlId}`);
+  }
+
+  /** Commits one batch in one transaction; on failure nothing of it is kept. */
+  writeBatch(m: BatchMessage): void {
+    try {
+      timed(`batch of ${m.n + m.changes.length + m.events.length} records`, () => this.writeBatchTx.immediate(m), SLOW_BATCH_MS);
+    } catch (e) {
+      this.slotIds.clear();
+      throw e;
+    }
+  }
+
+  checkpointAndClose(): void {
+    this.db.pragma('wal_checkpoint(TRUNCATE)');
+    this.db.close();
+  }
+
+  private slotId(crawlId: number, key: string): number {
+    let byKey = this.slotIds.get(crawlId);
+    if (byKey === undefined) {
+      byKey = new Map();
+      this.slotIds.set(crawlId, byKey);
+    }
+    let id = byKey.get(key);
+    if (id === undefined) {
+      this.insertSlot.run(crawlId, key);
+      id = this.selectSlot.get(crawlId, key) as number;
+      byKey.set(key, id);
+    }
+    return id;
+  }
+
+  private writeBatchRows(m: BatchMessage): void {
+    const { nums, urls, dict, n } = m;
+    const str = (i: number): string | null => (i < 0 ? null : dict[i]);
+    const stats = new Map<string, Acc>();
+    const series = new Map<string, Acc>();
+    const statuses = new Map<string, [number, number, number]>();
+    const acc = (map: Map<string, Acc>, crawlId: number, slotId: number, resMs: number, bucket: number): Acc => {
+      const key = `${crawlId}|${slotId}|${resMs}|${bucket}`;
+      let a = map.get(key);
+      if (a === undefined) {
+        a = new Acc(crawlId, slotId, resMs, bucket);
+        map.set(key, a);
+      }
+      return a;
+    };
+
+    for (let i = 0; i < n; i++) {
+      const o = i * RESPONSE_STRIDE;
+      const crawlId = nums[o + R_CRAWL];
+      const slotId = this.slotId(crawlId, dict[nums[o + R_SLOT]]);
+      const t = nums[o + R_T];
+      const status = nul(nums[o + R_STATUS]);
+      const latency = nul(nums[o + R_LATENCY]);
+      const bytes = nums[o + R_BYTES];
+      const delayAfter = nums[o + R_DELAY_AFTER];
+      const errorKind = str(nums[o + R_ERROR_KIND]);
+      this.insertResponse.run(
+        crawlId, slotId, t, nums[o + R_STARTED_AT], nums[o + R_WAIT_MS], urls[i], dict[nums[o + R_METHOD]],
+        status, latency, nul(nums[o + R_DOWNLOAD_TIME]), bytes, nums[o + R_IN_FLIGHT],
+        nums[o + R_DELAY_BEFORE], delayAfter, dict[nums[o + R_DELAY_CAUSE]], nums[o + R_BACKOFF_LEVEL],
+        nul(nums[o + R_REUSED]), errorKind, str(nums[o + R_ERROR_MESSAGE]), nums[o + R_DEPTH],
+        str(nums[o + R_CONTENT_TYPE]),
+      );
+      const failed = errorKind !== null;
+      const second = Math.floor(t / 1000) * 1000;
+      const minute = Math.floor(t / 60000) * 60000;
+      acc(stats, crawlId, slotId, 0, 0).add(t, status, latency, failed, delayAfter, bytes);
+      acc(series, crawlId, 0, 1000, second).add(t, status, latency, failed, delayAfter, bytes);
+      acc(series, crawlId, 0, 60000, minute).add(t, status, latency, failed, delayAfter, bytes);
+      acc(series, crawlId, slotId, 60000, minute).add(t, status, latency, failed, delayAfter, bytes);
+      if (status !== null) {
+        const key = `${crawlId}|${status}`;
+        const s = statuses.get(key);
+        if (s === undefined) statuses.set(key, [crawlId, status, 1]);
+        else s[2]++;
+      }
+    }
+
+    for (const a of stats.values()) {
+      this.upsertSlotStats.run(
+        a.crawlId, a.slotId, a.requests, a.responses, a.s2xx, a.s3xx, a.s4xx, a.s5xx, a.s429, a.failures,
+        a.latencySum, a.latencyN, a.lastLatency, a.lastLatencyT, a.lastDelay, a.lastT, a.bytes,
+      );
+    }
+    for (const a of series.values()) {
+      this.upsertSeries.run(
+        a.crawlId, a.resMs, a.slotId, a.bucket, a.requests, a.responses, a.s2xx, a.s3xx, a.s4xx, a.s5xx, a.s429,
+        a.failures, a.latencySum, a.latencyN, a.latencyMax, a.delaySum, a.bytes,
+      );
+    }
+    for (const [crawlId, status, count] of statuses.values()) this.upsertStatus.run(crawlId, status, count);
+
+    for (const [crawlId, t, slot, setting, source, oldJson, newJson] of m.changes) {
+      const slotId = slot === null ? null : this.slotId(crawlId, slot);
+      this.insertChange.run(crawlId, t, slotId, setting, source, oldJson, newJson);
+    }
+    for (const [crawlId, t, slot, kind, code, text, dataJson] of m.events) {
+      const slotId = slot === null ? null : this.slotId(crawlId, slot);
+      this.insertEvent.run(crawlId, t, slotId, kind, code, text, dataJson);
+    }
+  }
+}
+
+function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
+  let store: HistoryStore;
+  let db: Database;
+  try {
+    db = openDatabase(init.file);
+    store = new HistoryStore(db);
+  } catch (e) {
+    post(port, { type: 'fatal', message: errorText(e) });
+    port.close();
+    return;
+  }
+  post(port, { type: 'ready', schemaVersion: readSchemaVersion(db) });
+
+  /** The first write error since the last flush, reported with the flush's reply. */
+  let unreported: string | undefined;
+  let closed = false;
+
+  port.on('message', (m: ToWorker) => {
+    if (closed) {
+      if (m.type === 'flush' || m.type === 'close') post(port, { type: 'reply', id: m.id });
+      return;
+    }
+    switch (m.type) {
+      case 'batch': {
+        const records = m.n + m.changes.length + m.events.length;
+        try {
+          store.writeBatch(m);
+          post(port, { type: 'batchDone', seq: m.seq, records });
+        } catch (e) {
+          const error = `history batch of ${records} records not saved: ${errorText(e)}`;
+          unreported ??= error;
+          post(port, { type: 'batchDone', seq: m.seq, records, error });
+        }
+        return;
+      }
+      case 'createCrawl':
+        try {
+          post(port, { type: 'reply', id: m.id, value: store.createCrawl(m.name, m.configJson, m.settingsJson, m.createdAt) });
+        } catch (e) {
+          post(port, { type: 'reply', id: m.id, error: `createCrawl failed: ${errorText(e)}` });
+        }
+        return;
+      case 'updateCrawl':
+        try {
+          store.updateCrawl(m.crawlId, m.patch);
+        } catch (e) {
+          const message = `updateCrawl(${m.crawlId}) failed: ${errorText(e)}`;
+          unreported ??= message;
+          post(port, { type: 'error', message });
+        }
+        return;
+      case 'flush':
+        post(port, { type: 'reply', id: m.id, error: unreported });
+        unreported = undefined;
+        return;
+      case 'close':
+        closed = true;
+        try {
+          store.checkpointAndClose();
+          post(port, { type: 'reply', id: m.id, error: unreported });
+        } catch (e) {
+          post(port, { type: 'reply', id: m.id, error: `closing the history database failed: ${errorText(e)}` });
+        }
+        port.close();
+        return;
+      default:
+        post(port, { type: 'error', message: `history worker: unknown message ${JSON.stringify((m as { type?: unknown }).type)}` });
+    }
+  });
+}
+
+if (parentPort === null) throw new Error('history-worker must run in a worker_threads Worker');
+run(parentPort, workerData as WorkerInit);

@@ -1,0 +1,383 @@
+// The main-thread side of history recording: buffers records in flat arrays on the crawl's hot
+// path and hands them to the history worker in batches (every 250 ms or 5,000 records).
+import { EventEmitter } from 'node:events';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { ChangeRecord, CrawlStatus, EventRecord, ResponseRecord } from '../../../shared/types';
+import {
+  R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
+  R_DOWNLOAD_TIME, R_ERROR_KIND, R_ERROR_MESSAGE, R_IN_FLIGHT, R_LATENCY, R_METHOD, R_REUSED, R_SLOT,
+  R_STARTED_AT, R_STATUS, R_T, R_WAIT_MS, RESPONSE_STRIDE,
+} from './history-protocol';
+import type { ChangeTuple, CrawlPatchWire, EventTuple, FromWorker, ToWorker, WorkerInit } from './history-protocol';
+
+/** Buffered records are sent to the worker at least this often. */
+export const FLUSH_INTERVAL_MS = 250;
+/** …or as soon as this many records (responses + changes + events) are pending. */
+export const FLUSH_RECORDS = 5000;
+
+/** What updateCrawl may change; absent keys are left as they are, null clears a time. */
+export interface CrawlPatch {
+  readonly status?: CrawlStatus;
+  readonly startedAt?: number | null;
+  readonly finishedAt?: number | null;
+  readonly summary?: unknown;
+  readonly settings?: unknown;
+}
+
+export interface HistoryWriterOptions {
+  /** The bundled worker script; by default dist/history-worker.js (see resolveWorkerFile). */
+  readonly workerFile?: string | URL;
+}
+
+interface Pending {
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+}
+
+/**
+ * Finds the bundled history worker: `./history-worker.js` beside this module when running from
+ * dist/, else `<package root>/dist/history-worker.js`. Throws when it has not been built.
+ */
+export function resolveWorkerFile(moduleUrl: string = import.meta.url): URL {
+  const beside = new URL('./history-worker.js', moduleUrl);
+  if (moduleUrl.startsWith('file:') && existsSync(beside)) return beside;
+  let dir = dirname(fileURLToPath(moduleUrl));
+  for (;;) {
+    if (existsSync(join(dir, 'package.json'))) {
+      const built = join(dir, 'dist', 'history-worker.js');
+      if (existsSync(built)) return pathToFileURL(built);
+      throw new Error(`history worker not built: ${built} is missing; run \`npm run build\``);
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new Error(`history worker not found from ${moduleUrl}; run \`npm run build\``);
+    dir = up;
+  }
+}
+
+/**
+ * Opens (creating and migrating) the history database in a worker thread and resolves once it is
+ * ready. Rejects with the worker's error for a corrupt, foreign or newer database.
+ */
+export function openHistoryWriter(file: string, options: HistoryWriterOptions = {}): Promise<HistoryWriter> {
+  let workerFile: string | URL;
+  try {
+    workerFile = options.workerFile ?? resolveWorkerFile();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+  const init: WorkerInit = { file };
+  const worker = new Worker(workerFile, { workerData: init });
+  return new Promise<HistoryWriter>((resolve, reject) => {
+    const onMessage = (m: FromWorker): void => {
+      if (m.type === 'ready') {
+        cleanup();
+        resolve(new HistoryWriter(worker, file));
+      } else if (m.type === 'fatal') {
+        cleanup();
+        reject(new Error(m.message));
+        void worker.terminate();
+      }
+    };
+    const onError = (e: Error): void => {
+      cleanup();
+      reject(new Error(`history worker failed to start: ${e.message}`, { cause: e }));
+    };
+    const onExit = (code: number): void => {
+      cleanup();
+      reject(new Error(`history worker exited during start-up (code ${code})`));
+    };
+    const cleanup = (): void => {
+      worker.off('message', onMessage);
+      worker.off('error', onError);
+      worker.off('exit', onExit);
+    };
+    worker.on('message', onMessage);
+    worker.on('error', onError);
+    worker.on('exit', onExit);
+  });
+}
+
+const OPEN = 0;
+const CLOSING = 1;
+const CLOSED = 2;
+const DEAD = 3;
+
+/**
+ * Records a crawl's history through the history worker. The record* methods only buffer
+ * (synchronous, O(1)); flush() waits for the commit. Emits 'error' (Error) when a batch or update
+ * could not be saved or the worker died; with no 'error' listener these are logged instead.
+ * After the worker died, record* throw and every pending promise rejects.
+ */
+export class HistoryWriter extends EventEmitter {
+  private state = OPEN;
+  private fatalError: Error | undefined;
+  private closePromise: Promise<void> | undefined;
+  private closeId = -1;
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private seq = 0;
+  private sentRecords = 0;
+  private doneRecords = 0;
+
+  // The buffer of the batch being filled.
+  private nums = new Float64Array(1024 * RESPONSE_STRIDE);
+  private nResponses = 0;
+  private readonly urls: string[] = [];
+  private readonly dict = new Map<string, number>();
+  private readonly dictList: string[] = [];
+  private readonly changes: ChangeTuple[] = [];
+  private readonly events: EventTuple[] = [];
+  private buffered = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly onTimer = (): void => {
+    this.timer = undefined;
+    this.send();
+  };
+
+  /** Use openHistoryWriter(). */
+  constructor(
+    private readonly worker: Worker,
+    /** The database file. */
+    readonly file: string,
+  ) {
+    super();
+    worker.on('message', (m: FromWorker) => this.onMessage(m));
+    worker.on('error', (e: Error) => this.die(new Error(`history worker crashed: ${e.message}`, { cause: e })));
+    worker.on('exit', (code: number) => {
+      if (this.state === OPEN || this.state === CLOSING) this.die(new Error(`history worker exited unexpectedly (code ${code})`));
+    });
+  }
+
+  /** Records handed to the worker but not yet committed: a measure of how far the writer lags. */
+  get backlog(): number {
+    return this.sentRecords - this.doneRecords;
+  }
+
+  /** Creates a crawl row (status 'created') and resolves with its id. */
+  createCrawl(name: string, config: unknown, settings: unknown, createdAt: number = Date.now()): Promise<number> {
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.send();
+    return this.request((id) => ({
+      type: 'createCrawl',
+      id,
+      name,
+      configJson: JSON.stringify(config ?? null),
+      settingsJson: JSON.stringify(settings ?? null),
+      createdAt,
+    })) as Promise<number>;
+  }
+
+  /** Changes a crawl row, in order with the records buffered before it. Failures go to 'error' and flush(). */
+  updateCrawl(id: number, patch: CrawlPatch): void {
+    this.assertOpen();
+    const wire: { -readonly [K in keyof CrawlPatchWire]: CrawlPatchWire[K] } = {};
+    if (patch.status !== undefined) wire.status = patch.status;
+    if (patch.startedAt !== undefined) wire.startedAt = patch.startedAt;
+    if (patch.finishedAt !== undefined) wire.finishedAt = patch.finishedAt;
+    if (patch.summary !== undefined) wire.summaryJson = JSON.stringify(patch.summary);
+    if (patch.settings !== undefined) wire.settingsJson = JSON.stringify(patch.settings);
+    this.send();
+    this.post({ type: 'updateCrawl', crawlId: id, patch: wire });
+  }
+
+  /** Buffers one response or failed download. Hot path: no allocation beyond the URL push. */
+  recordResponse(crawlId: number, r: ResponseRecord): void {
+    if (this.state !== OPEN) this.assertOpen();
+    const n = this.nResponses;
+    if ((n + 1) * RESPONSE_STRIDE > this.nums.length) this.grow();
+    const a = this.nums;
+    const o = n * RESPONSE_STRIDE;
+    a[o + R_CRAWL] = crawlId;
+    a[o + R_T] = r.t;
+    a[o + R_STARTED_AT] = r.startedAt;
+    a[o + R_WAIT_MS] = r.waitMs;
+    a[o + R_STATUS] = r.status ?? NaN;
+    a[o + R_LATENCY] = r.latency ?? NaN;
+    a[o + R_DOWNLOAD_TIME] = r.downloadTime ?? NaN;
+    a[o + R_BYTES] = r.bytes;
+    a[o + R_IN_FLIGHT] = r.inFlight;
+    a[o + R_DELAY_BEFORE] = r.delayBefore;
+    a[o + R_DELAY_AFTER] = r.delayAfter;
+    a[o + R_BACKOFF_LEVEL] = r.backoffLevel;
+    a[o + R_REUSED] = r.reused == null ? NaN : r.reused ? 1 : 0;
+    a[o + R_DEPTH] = r.depth;
+    a[o + R_SLOT] = this.intern(r.slot);
+    a[o + R_METHOD] = this.intern(r.method);
+    a[o + R_DELAY_CAUSE] = this.intern(r.delayCause);
+    a[o + R_ERROR_KIND] = r.errorKind == null ? -1 : this.intern(r.errorKind);
+    a[o + R_ERROR_MESSAGE] = r.errorMessage == null ? -1 : this.intern(r.errorMessage);
+    a[o + R_CONTENT_TYPE] = r.contentType == null ? -1 : this.intern(r.contentType);
+    this.urls.push(r.url);
+    this.nResponses = n + 1;
+    this.added();
+  }
+
+  /** Buffers one setting or slot change; old and new values are stored as JSON (undefined as SQL NULL). */
+  recordChange(crawlId: number, c: ChangeRecord): void {
+    if (this.state !== OPEN) this.assertOpen();
+    this.changes.push([crawlId, c.t, c.slot, c.setting, c.source, toJson(c.oldValue), toJson(c.newValue)]);
+    this.added();
+  }
+
+  /** Buffers one debug line, warning, error or note. */
+  recordEvent(crawlId: number, e: EventRecord): void {
+    if (this.state !== OPEN) this.assertOpen();
+    this.events.push([crawlId, e.t, e.slot, e.kind, e.code, e.text, toJson(e.data)]);
+    this.added();
+  }
+
+  /**
+   * Resolves once everything recorded before the call is committed. Rejects with the first write
+   * error since the previous flush (those records are lost; the writer goes on working).
+   */
+  flush(): Promise<void> {
+    if (this.state === CLOSED) return Promise.resolve();
+    if (this.state === DEAD) return Promise.reject(this.fatalError);
+    this.send();
+    return this.request((id) => ({ type: 'flush', id })).then(() => undefined);
+  }
+
+  /** Flushes, checkpoints and closes the database, and ends the worker. Safe to call twice. */
+  close(): Promise<void> {
+    if (this.closePromise) return this.closePromise;
+    if (this.state === DEAD) return Promise.reject(this.fatalError);
+    this.send();
+    const closing = this.request((id) => {
+      this.closeId = id;
+      return { type: 'close', id };
+    });
+    this.state = CLOSING;
+    this.closePromise = closing.then(
+      async () => {
+        await this.worker.terminate();
+      },
+      async (e: Error) => {
+        if (this.state === CLOSED) await this.worker.terminate();
+        throw e;
+      },
+    );
+    return this.closePromise;
+  }
+
+  private added(): void {
+    if (++this.buffered >= FLUSH_RECORDS) this.send();
+    else if (this.timer === undefined) this.timer = setTimeout(this.onTimer, FLUSH_INTERVAL_MS).unref();
+  }
+
+  private intern(s: string): number {
+    let i = this.dict.get(s);
+    if (i === undefined) {
+      i = this.dictList.length;
+      this.dictList.push(s);
+      this.dict.set(s, i);
+    }
+    return i;
+  }
+
+  private grow(): void {
+    const bigger = new Float64Array(this.nums.length * 2);
+    bigger.set(this.nums);
+    this.nums = bigger;
+  }
+
+  /** Hands the buffered records to the worker (postMessage copies the arrays, so they are reused). */
+  private send(): void {
+    if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (this.buffered === 0) return;
+    const n = this.nResponses;
+    const nums = this.nums.slice(0, n * RESPONSE_STRIDE);
+    this.post(
+      {
+        type: 'batch',
+        seq: ++this.seq,
+        n,
+        nums,
+        urls: this.urls,
+        dict: this.dictList,
+        changes: this.changes,
+        events: this.events,
+      },
+      [nums.buffer],
+    );
+    this.sentRecords += this.buffered;
+    this.buffered = 0;
+    this.nResponses = 0;
+    this.urls.length = 0;
+    this.dict.clear();
+    this.dictList.length = 0;
+    this.changes.length = 0;
+    this.events.length = 0;
+  }
+
+  private post(m: ToWorker, transfer?: ArrayBuffer[]): void {
+    this.worker.postMessage(m, transfer);
+  }
+
+  private request(make: (id: number) => ToWorker): Promise<unknown> {
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.post(make(id));
+    });
+  }
+
+  private onMessage(m: FromWorker): void {
+    switch (m.type) {
+      case 'reply': {
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        this.pending.delete(m.id);
+        // Synchronously: the worker's 'exit' may be emitted before promise callbacks run.
+        if (m.id === this.closeId) this.state = CLOSED;
+        if (m.error !== undefined) p.reject(new Error(m.error));
+        else p.resolve(m.value);
+        return;
+      }
+      case 'batchDone':
+        this.doneRecords += m.records;
+        if (m.error !== undefined) this.report(new Error(m.error));
+        return;
+      case 'error':
+        this.report(new Error(m.message));
+        return;
+      default:
+        return;
+    }
+  }
+
+  private report(e: Error): void {
+    if (this.listenerCount('error') > 0) this.emit('error', e);
+    else console.error(`[slotscope:history] ${e.message}`);
+  }
+
+  private die(e: Error): void {
+    if (this.state === DEAD || this.state === CLOSED) return;
+    this.state = DEAD;
+    this.fatalError = e;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (const p of this.pending.values()) p.reject(e);
+    this.pending.clear();
+    this.report(e);
+  }
+
+  private assertOpen(): void {
+    if (this.state === OPEN) return;
+    if (this.state === DEAD) throw this.fatalError;
+    throw new Error('HistoryWriter is closed');
+  }
+}
+
+function toJson(v: unknown): string | null {
+  return v === undefined ? null : JSON.stringify(v);
+}
