@@ -1,0 +1,66 @@
+// Number formatting, order statistics and the one-line figure format every benchmark prints,
+// so run-all can pick out the PASS/MISS lines and list them again at the end.
+
+/** `14,200`, with `digits` decimals. */
+export function fmt(n: number, digits = 0): string {
+  if (!Number.isFinite(n)) return String(n);
+  return n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+}
+
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+}
+
+/** Nearest-rank percentile (p in 0..100) of an unsorted list. */
+export function percentile(xs: readonly number[], p: number): number {
+  if (xs.length === 0) return NaN;
+  const s = Float64Array.from(xs).sort();
+  const rank = Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1));
+  return s[rank];
+}
+
+export type Verdict = 'PASS' | 'MISS';
+
+/** `value >= target` (or `<=` with `atMost`) as PASS/MISS, with the `(target >= x)` text. */
+export function judge(value: number, target: number, atMost = false, unit = ''): { verdict: Verdict; text: string } {
+  const ok = atMost ? value <= target : value >= target;
+  return { verdict: ok ? 'PASS' : 'MISS', text: `(target ${atMost ? '<=' : '>='} ${target}${unit})` };
+}
+
+/** Prints one figure line: `<name>: <body> (target …) PASS|MISS`. */
+export function figure(name: string, body: string, value: number, target: number, opts: { atMost?: boolean; unit?: string } = {}): Verdict {
+  const j = judge(value, target, opts.atMost, opts.unit ?? '');
+  console.log(`${name}: ${body} ${j.text} ${j.verdict}`);
+  return j.verdict;
+}
+
+/** An indented detail line under a figure. */
+export function detail(text: string): void {
+  console.log(`    ${text}`);
+}
+
+/** Resolves after `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** CPU seconds (user+system) of this process between two process.cpuUsage() samples, as a share of one core over `wallMs`. */
+export function coreShare(before: NodeJS.CpuUsage, after: NodeJS.CpuUsage, wallMs: number): number {
+  const us = after.user - before.user + (after.system - before.system);
+  return us / 1000 / wallMs;
+}
+
+/** Forces a full collection several times (needs node --expose-gc); false when gc is not exposed. */
+export function fullGc(): boolean {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) return false;
+  for (let i = 0; i < 4; i++) gc();
+  return true;
+}
+
+export function mb(bytes: number): string {
+  return `${fmt(bytes / (1024 * 1024), 1)} MB`;
+}
