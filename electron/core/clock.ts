@@ -10,6 +10,8 @@ export interface Clock {
   now(): number;
   /** Calls `fn` once at (or just after) the absolute time `at`. */
   setTimer(at: number, fn: () => void): TimerHandle;
+  /** Calls `fn` on the next turn of the event loop, after pending I/O callbacks. */
+  defer(fn: () => void): void;
 }
 
 /** Wall time anchored once, advanced by the monotonic performance clock. */
@@ -18,6 +20,7 @@ export function createRealClock(): Clock {
   const now = () => origin + performance.now();
   return {
     now,
+    defer: (fn) => void setImmediate(fn),
     setTimer(at, fn) {
       let handle: NodeJS.Timeout;
       const arm = () => {
@@ -43,6 +46,7 @@ export class VirtualClock implements Clock {
   private t: number;
   private seq = 0;
   private timers: VirtualTimer[] = [];
+  private deferred: (() => void)[] = [];
 
   constructor(start = Date.UTC(2026, 0, 1)) {
     this.t = start;
@@ -50,6 +54,19 @@ export class VirtualClock implements Clock {
 
   now(): number {
     return this.t;
+  }
+
+  defer(fn: () => void): void {
+    this.deferred.push(fn);
+  }
+
+  /** Runs deferred calls (and those they defer) until none is left. */
+  private drainDeferred(): void {
+    while (this.deferred.length > 0) {
+      const batch = this.deferred;
+      this.deferred = [];
+      for (const fn of batch) fn();
+    }
   }
 
   setTimer(at: number, fn: () => void): TimerHandle {
@@ -60,6 +77,7 @@ export class VirtualClock implements Clock {
 
   /** Moves time forward to `to`, running every timer due on the way. */
   advanceTo(to: number): void {
+    this.drainDeferred();
     for (;;) {
       this.timers = this.timers.filter((x) => !x.cancelled);
       let next: VirtualTimer | undefined;
@@ -68,6 +86,7 @@ export class VirtualClock implements Clock {
       this.t = next.at;
       next.cancelled = true;
       next.fn();
+      this.drainDeferred();
     }
     this.t = Math.max(this.t, to);
   }
@@ -78,11 +97,13 @@ export class VirtualClock implements Clock {
    */
   async runTo(to: number): Promise<void> {
     await settle();
+    this.drainDeferred();
     for (;;) {
       const at = this.nextTimerAt();
       if (at === undefined || at > to) break;
       this.advanceTo(at);
       await settle();
+      this.drainDeferred();
     }
     this.t = Math.max(this.t, to);
   }

@@ -95,6 +95,7 @@ export class Crawler {
       clock: this.clock,
       resolve: o.config.resolve,
       userAgent: this.settings.USER_AGENT,
+      connectionsPerOrigin: maxSlotConcurrency(this.settings),
     });
     this.scheduler = new Scheduler({
       settings: this.settings,
@@ -122,14 +123,14 @@ export class Crawler {
     for (const e of this.config.seedErrors) {
       this.event('warning', 'seed-line', null, `seed list line ${e.line} skipped: ${e.message}: ${JSON.stringify(e.text.trim())}`);
     }
+    const seeds: URL[] = [];
     for (const seed of this.config.seeds) {
       const u = canonicalizeUrl(seed);
-      if (u) this.frontier.addSeedHost(hostOf(u));
+      if (!u) continue;
+      seeds.push(u);
+      this.frontier.addSeedHost(hostOf(u));
     }
-    for (const seed of this.config.seeds) {
-      const u = canonicalizeUrl(seed);
-      if (u) this.addPage(u, 0, 0, {});
-    }
+    for (const u of seeds) this.addPage(u, 0, 0, {});
     this.checkDone();
   }
 
@@ -170,6 +171,7 @@ export class Crawler {
     this.settings = r.settings;
     this.scheduler.setSettings(r.settings);
     if (before.USER_AGENT !== r.settings.USER_AGENT) this.downloader.setUserAgent(r.settings.USER_AGENT);
+    this.downloader.ensureConnections(maxSlotConcurrency(r.settings));
     const t = this.clock.now();
     for (const name of r.changed) {
       this.sinks.onChange?.({ t, slot: null, setting: name, source, oldValue: before[name], newValue: r.settings[name] });
@@ -200,6 +202,7 @@ export class Crawler {
     const slot = this.scheduler.slot(key);
     const old = slot.pinConcurrency;
     slot.pinConcurrency = n;
+    if (n !== null) this.downloader.ensureConnections(n);
     this.slotChange(slot, 'pin_concurrency', old, n);
     this.scheduler.reschedule(slot);
   }
@@ -376,6 +379,7 @@ export class Crawler {
         this.active.delete(handle);
         this.completed(req, slot, res);
       },
+      (t) => this.scheduler.sent(req, slot, t),
     );
     if (!finished) this.active.add(handle);
   }
@@ -387,7 +391,7 @@ export class Crawler {
   private completed(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
     const s = this.settings;
     const inFlight = slot.inFlight;
-    const before = slot.effectiveDelay(s);
+    const before = slot.delaySeconds(s);
     let debugLine: string | null = null;
     if (res.status !== null) {
       const fb = applyAutoThrottle(slot, { latency: res.latency, status: res.status, meta: req.meta, inFlight, size: res.bytes }, s);
@@ -422,7 +426,7 @@ export class Crawler {
       downloadTime: res.downloadTime,
       bytes: res.bytes,
       inFlight,
-      delayBefore: before.delay,
+      delayBefore: before,
       delayAfter: after.delay,
       delayCause: after.cause,
       backoffLevel: 0,
@@ -484,6 +488,14 @@ export class Crawler {
     this.scheduler.close();
     this.resolveDone(this.stats());
   }
+}
+
+/** The most requests any one slot may have in flight under these settings. */
+function maxSlotConcurrency(s: Settings): number {
+  let n = Math.max(s.CONCURRENT_REQUESTS_PER_DOMAIN, s.CONCURRENT_REQUESTS_PER_IP);
+  for (const o of Object.values(s.DOWNLOAD_SLOTS)) n = Math.max(n, o.concurrency ?? 0);
+  for (const o of Object.values(s.THROTTLING_SCOPES)) n = Math.max(n, o.concurrency ?? 0);
+  return n;
 }
 
 function headerValue(headers: Readonly<Record<string, string | string[]>> | null, name: string): string | null {

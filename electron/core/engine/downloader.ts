@@ -2,7 +2,9 @@
 // defines it, body time and bytes, enforces DOWNLOAD_TIMEOUT and DOWNLOAD_MAXSIZE, and maps
 // failures to kinds. Uses undici's dispatch handler API: no streams on the hot path.
 
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, util, type Dispatcher } from 'undici';
+
+const { parseHeaders } = util;
 import { lookup as dnsLookup } from 'node:dns';
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
@@ -14,7 +16,7 @@ export interface DownloaderOptions {
   /** curl-like --resolve map: host → IP address. */
   readonly resolve?: Readonly<Record<string, string>>;
   readonly userAgent: string;
-  /** Keep-alive connections per origin (0 = unlimited). */
+  /** Keep-alive connections per origin (0 = unlimited); see ensureConnections. */
   readonly connectionsPerOrigin?: number;
 }
 
@@ -94,51 +96,59 @@ export function classifyError(err: unknown): FailureKind {
   return 'other';
 }
 
-/** Connection reuse is read from undici's diagnostics channels, matched to our download by request object. */
-const requestCreate = diagnostics.channel('undici:request:create');
+/**
+ * Connection reuse is read from undici's `sendHeaders` diagnostics channel: the message names
+ * undici's request, whose handler is our Download (legacy handlers are not wrapped), and the
+ * socket, which is tagged when it first carries a request.
+ */
 const sendHeaders = diagnostics.channel('undici:client:sendHeaders');
-let creating: Download | null = null;
-const byRequest = new WeakMap<object, Download>();
-const seenSockets = new WeakSet<Socket>();
-let channelsOn = false;
-
-function onRequestCreate(msg: unknown): void {
-  if (creating) byRequest.set((msg as { request: object }).request, creating);
-}
+const SEEN = Symbol('slotscope.seen');
+let kHandler: symbol | undefined;
+let channelOn = false;
 
 function onSendHeaders(msg: unknown): void {
-  const { request, socket } = msg as { request: object; socket: Socket };
-  const dl = byRequest.get(request);
-  if (!dl) return;
-  dl.reused = seenSockets.has(socket);
-  seenSockets.add(socket);
+  const { request, socket } = msg as { request: Record<symbol, unknown>; socket: Socket & Record<symbol, unknown> };
+  kHandler ??= Object.getOwnPropertySymbols(request).find((sym) => sym.description === 'handler');
+  const dl = kHandler ? request[kHandler] : undefined;
+  if (!(dl instanceof Download)) return;
+  dl.reused = socket[SEEN] === true;
+  socket[SEEN] = true;
 }
 
-class Download implements DownloadHandle, Dispatcher.DispatchHandler {
+type Abort = (err?: Error) => void;
+
+/**
+ * One download, driven by undici's handler callbacks (the legacy API, which undici calls
+ * directly); it is also its own result, handed to the callback when it ends.
+ */
+class Download implements DownloadHandle, DownloadResult {
   startedAt = 0;
-  headersAt = 0;
+  /** When the request went onto a connection (after any connection set-up). */
+  sentAt = 0;
+  endedAt = 0;
+  deadline = 0;
+  private headersAt = 0;
   status: number | null = null;
   headers: Record<string, string | string[]> | null = null;
-  chunks: Buffer[] | null = null;
+  body: Buffer | null = null;
+  private chunks: Buffer[] | null = null;
   bytes = 0;
+  latency: number | null = null;
+  downloadTime: number | null = null;
   reused: boolean | null = null;
-  controller: Dispatcher.DispatchController | null = null;
-  private done = false;
+  errorKind: FailureKind | null = null;
+  errorMessage: string | null = null;
+  private abortFn: Abort | null = null;
+  done = false;
   private cancelReason: string | null = null;
-  private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    private readonly clock: Clock,
+    private readonly owner: Downloader,
     private readonly req: DownloadRequest,
     private readonly cb: (r: DownloadResult) => void,
+    private readonly onSent: ((t: number) => void) | undefined,
   ) {
     if (req.keepBody) this.chunks = [];
-  }
-
-  armTimeout(): void {
-    this.timer = setTimeout(() => {
-      this.fail(new DownloadError('timeout', `no complete response within DOWNLOAD_TIMEOUT (${this.req.timeout} s)`));
-    }, this.req.timeout * 1000);
   }
 
   cancel(reason = 'cancelled'): void {
@@ -147,110 +157,123 @@ class Download implements DownloadHandle, Dispatcher.DispatchHandler {
     this.fail(new DownloadError('cancelled', reason));
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.cancelReason !== null) controller.abort(new DownloadError('cancelled', this.cancelReason));
+  onConnect(abort: Abort): void {
+    this.abortFn = abort;
+    if (this.cancelReason !== null) {
+      abort(new DownloadError('cancelled', this.cancelReason));
+      return;
+    }
+    this.sentAt = this.owner.clock.now();
+    this.onSent?.(this.sentAt);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[]>): void {
-    if (statusCode < 200 && statusCode !== 101) return; // informational
-    this.headersAt = this.clock.now();
+  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+    if (statusCode < 200) return true; // informational
+    this.headersAt = this.owner.clock.now();
     this.status = statusCode;
+    const headers = parseHeaders(rawHeaders) as Record<string, string | string[]>;
     this.headers = headers;
     const max = this.req.maxSize;
     if (max > 0) {
       const len = Number(headers['content-length']);
       if (len > max) {
-        controller.abort(new DownloadError('maxsize', `response of ${len} bytes (Content-Length) exceeds DOWNLOAD_MAXSIZE (${max} bytes)`));
+        this.abortFn?.(new DownloadError('maxsize', `response of ${len} bytes (Content-Length) exceeds DOWNLOAD_MAXSIZE (${max} bytes)`));
+        return false;
       }
     }
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+  onData(chunk: Buffer): boolean {
     this.bytes += chunk.length;
     const max = this.req.maxSize;
     if (max > 0 && this.bytes > max) {
-      controller.abort(new DownloadError('maxsize', `response body exceeds DOWNLOAD_MAXSIZE (${max} bytes) after ${this.bytes} bytes`));
-      return;
+      this.abortFn?.(new DownloadError('maxsize', `response body exceeds DOWNLOAD_MAXSIZE (${max} bytes) after ${this.bytes} bytes`));
+      return false;
     }
     if (this.chunks) this.chunks.push(chunk);
+    return true;
   }
 
-  onResponseEnd(): void {
+  onComplete(): void {
     if (this.done) return;
     this.done = true;
-    if (this.timer) clearTimeout(this.timer);
-    const end = this.clock.now();
-    const body = this.chunks ? (this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks)) : null;
-    this.cb({
-      startedAt: this.startedAt,
-      endedAt: end,
-      status: this.status,
-      headers: this.headers,
-      body,
-      bytes: this.bytes,
-      latency: (this.headersAt - this.startedAt) / 1000,
-      downloadTime: (end - this.headersAt) / 1000,
-      reused: this.reused,
-      errorKind: null,
-      errorMessage: null,
-    });
+    this.owner.untrack(this);
+    this.endedAt = this.owner.clock.now();
+    if (this.chunks) this.body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
+    this.chunks = null;
+    this.latency = (this.headersAt - this.startedAt) / 1000;
+    this.downloadTime = (this.endedAt - this.headersAt) / 1000;
+    this.cb(this);
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+  onError(err: Error): void {
     this.fail(err);
   }
 
   fail(err: unknown): void {
     if (this.done) return;
     this.done = true;
-    if (this.timer) clearTimeout(this.timer);
+    this.owner.untrack(this);
     if (!(err instanceof DownloadError) || err.kind === 'timeout' || err.kind === 'cancelled') {
       // Make sure the socket work stops too.
       try {
-        this.controller?.abort(err instanceof Error ? err : new Error(String(err)));
+        this.abortFn?.(err instanceof Error ? err : new Error(String(err)));
       } catch {
         /* already finished */
       }
     }
-    const end = this.clock.now();
-    const kind = this.cancelReason !== null ? 'cancelled' : classifyError(err);
-    const message = (err as Error)?.message || String(err);
-    this.cb({
-      startedAt: this.startedAt,
-      endedAt: end,
-      status: null,
-      headers: this.headers,
-      body: null,
-      bytes: this.bytes,
-      latency: this.headersAt ? (this.headersAt - this.startedAt) / 1000 : null,
-      downloadTime: this.headersAt ? (end - this.headersAt) / 1000 : null,
-      reused: this.reused,
-      errorKind: kind,
-      errorMessage: message,
-    });
+    this.endedAt = this.owner.clock.now();
+    this.status = null;
+    this.body = null;
+    this.chunks = null;
+    this.errorKind = this.cancelReason !== null ? 'cancelled' : classifyError(err);
+    this.errorMessage = (err as Error)?.message || String(err);
+    if (this.headersAt) {
+      this.latency = (this.headersAt - this.startedAt) / 1000;
+      this.downloadTime = (this.endedAt - this.headersAt) / 1000;
+    }
+    this.cb(this);
   }
 }
 
+/** How often in-flight downloads are checked against DOWNLOAD_TIMEOUT. */
+const TIMEOUT_SWEEP_MS = 200;
+
 export class Downloader {
-  readonly agent: Agent;
-  private readonly clock: Clock;
+  agent: Agent;
+  readonly clock: Clock;
+  private readonly active = new Set<Download>();
+  private sweeper: NodeJS.Timeout | null = null;
   private readonly headers: Record<string, string>;
+  private readonly resolve: Readonly<Record<string, string>>;
+  private connections: number;
+  private readonly retired: Agent[] = [];
 
   constructor(o: DownloaderOptions) {
     this.clock = o.clock;
-    const resolve = o.resolve ?? {};
+    this.resolve = o.resolve ?? {};
+    this.connections = o.connectionsPerOrigin ?? 0;
     this.headers = {
       'user-agent': o.userAgent,
       accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
       'accept-encoding': 'gzip, deflate, br',
     };
-    this.agent = new Agent({
+    this.agent = this.makeAgent();
+    if (!channelOn) {
+      channelOn = true;
+      sendHeaders.subscribe(onSendHeaders);
+    }
+  }
+
+  private makeAgent(): Agent {
+    const resolve = this.resolve;
+    return new Agent({
       keepAliveTimeout: 30_000,
-      connections: o.connectionsPerOrigin || null,
+      connections: this.connections || null,
       maxRedirections: 0,
       connect: {
-        lookup(hostname: string, options: unknown, cb: (err: Error | null, addresses: { address: string; family: number }[]) => void) {
+        lookup(hostname: string, _options: unknown, cb: (err: Error | null, addresses: { address: string; family: number }[]) => void) {
           const fixed = resolve[hostname.toLowerCase()];
           if (fixed) {
             cb(null, [{ address: fixed, family: fixed.includes(':') ? 6 : 4 }]);
@@ -260,38 +283,68 @@ export class Downloader {
         },
       },
     } as Agent.Options);
-    if (!channelsOn) {
-      channelsOn = true;
-      requestCreate.subscribe(onRequestCreate);
-      sendHeaders.subscribe(onSendHeaders);
-    }
+  }
+
+  /**
+   * Keep-alive connections per origin: at least the largest slot concurrency, so a slot's
+   * lanes map to connections one to one. Raising it swaps in a new agent; the old one
+   * finishes its in-flight requests and closes.
+   */
+  ensureConnections(n: number): void {
+    if (this.connections === 0 || n <= this.connections) return;
+    this.connections = n;
+    const old = this.agent;
+    this.agent = this.makeAgent();
+    this.retired.push(old);
+    old.close().catch(() => undefined);
   }
 
   setUserAgent(ua: string): void {
     this.headers['user-agent'] = ua;
   }
 
-  /** Starts a download; `cb` is called exactly once with the result or the failure. */
-  fetch(req: DownloadRequest, cb: (r: DownloadResult) => void): DownloadHandle {
-    const dl = new Download(this.clock, req, cb);
+  /**
+   * Starts a download; `cb` is called exactly once with the result or the failure. `onSent`
+   * is told when the request goes onto a connection.
+   */
+  fetch(req: DownloadRequest, cb: (r: DownloadResult) => void, onSent?: (t: number) => void): DownloadHandle {
+    const dl = new Download(this, req, cb, onSent);
     dl.startedAt = this.clock.now();
-    dl.armTimeout();
+    dl.deadline = dl.startedAt + req.timeout * 1000;
+    this.active.add(dl);
+    if (!this.sweeper) this.armSweeper();
     const timeoutMs = req.timeout * 1000;
-    creating = dl;
     try {
       this.agent.dispatch(
         { origin: req.origin, path: req.path, method: req.method, headers: this.headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
-        dl,
+        dl as unknown as Dispatcher.DispatchHandler,
       );
     } catch (err) {
       dl.fail(err);
-    } finally {
-      creating = null;
     }
     return dl;
   }
 
+  /** @internal a download has ended. */
+  untrack(dl: Download): void {
+    this.active.delete(dl);
+  }
+
+  /** One timer checks every in-flight download's DOWNLOAD_TIMEOUT (total time, not idle time). */
+  private armSweeper(): void {
+    this.sweeper = setTimeout(() => {
+      this.sweeper = null;
+      const now = this.clock.now();
+      for (const dl of this.active) {
+        if (now >= dl.deadline) dl.fail(new DownloadError('timeout', `no complete response within DOWNLOAD_TIMEOUT (${(dl.deadline - dl.startedAt) / 1000} s)`));
+      }
+      if (this.active.size > 0) this.armSweeper();
+    }, TIMEOUT_SWEEP_MS);
+  }
+
   async close(): Promise<void> {
-    await this.agent.destroy();
+    if (this.sweeper) clearTimeout(this.sweeper);
+    this.sweeper = null;
+    await Promise.all([this.agent, ...this.retired].map((a) => a.destroy()));
   }
 }

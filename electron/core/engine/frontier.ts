@@ -13,7 +13,7 @@ export function canonicalizeUrl(input: string, base?: string): URL | null {
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
   if (!u.hostname) return null;
-  u.hash = '';
+  if (u.hash) u.hash = '';
   if (u.search.length > 1) {
     const parts = u.search.slice(1).split('&').filter((p) => p !== '');
     parts.sort();
@@ -103,10 +103,11 @@ export class Frontier {
     return this.seen.size;
   }
 
-  /** Remembers a seed's host and domain for the follow scope. */
+  /** Remembers a seed's host (and, for the domain scope, its registrable domain). */
   addSeedHost(host: string): void {
+    if (this.hosts.has(host)) return;
     this.hosts.add(host);
-    this.domains.add(registrableDomain(host));
+    if (this.rules.scope === 'domain') this.domains.add(registrableDomain(host));
   }
 
   get pageLimitReached(): boolean {

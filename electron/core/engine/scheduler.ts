@@ -7,6 +7,9 @@ import { IndexedHeap } from './heap';
 import { Deque, type CrawlRequest } from './request';
 import { Slot, startDelay, type SlotMemory } from './throttle/slot';
 
+/** Starts per pump before yielding to the event loop. */
+const MAX_STARTS_PER_PUMP = 256;
+
 export interface SchedulerOptions {
   readonly settings: Settings;
   readonly clock: Clock;
@@ -167,10 +170,25 @@ export class Scheduler {
     }
   }
 
+  /**
+   * Coalesces dispatch into one pump per event-loop turn. Deferring (setImmediate, not a
+   * microtask) lets undici mark a finished connection free before the next request reuses it.
+   */
   private requestPump(): void {
     if (this.pumpQueued || this.closed) return;
     this.pumpQueued = true;
-    queueMicrotask(this.pumpTask);
+    this.clock.defer(this.pumpTask);
+  }
+
+  /**
+   * The request's headers went out at `t` (after connection set-up): the slot's and the lane's
+   * delay count from then, so a slow connect does not shorten the next gap.
+   */
+  sent(req: CrawlRequest, slot: Slot, t: number): void {
+    if (slot.lastReq !== req || t <= slot.lastStart) return;
+    slot.lastStart = t;
+    if (req.lane >= 0) slot.laneLast[req.lane] = t;
+    if (slot.heapIndex >= 0) this.place(slot);
   }
 
   private readonly pumpTask = (): void => {
@@ -193,11 +211,18 @@ export class Scheduler {
       }
       if (!this.paused) {
         const limit = s.CONCURRENT_REQUESTS;
-        let guard = this.ring.size;
+        let budget = MAX_STARTS_PER_PUMP;
         while (this.ring.size > 0 && (limit === 0 || this.inFlight < limit)) {
+          if (budget-- <= 0) {
+            // Let I/O and timers run between large bursts (event-loop lag); continue next turn.
+            this.requestPump();
+            break;
+          }
           const slot = this.ring.shift()!;
           slot.inRing = false;
           if (!slot.runnable(s)) continue;
+          // Time is read at each start: a long pump must not stamp late starts with an early time.
+          now = this.clock.now();
           const at = slot.readyAt(s);
           if (at > now) {
             this.heap.set(slot, at);
@@ -209,10 +234,6 @@ export class Scheduler {
           this.inFlight++;
           this.startFn(req, slot);
           if (slot.runnable(s)) this.place(slot);
-          if (--guard <= 0) {
-            now = this.clock.now();
-            guard = this.ring.size;
-          }
         }
       }
     } finally {

@@ -24,6 +24,8 @@ export class Slot implements HeapItem {
   inFlight = 0;
   /** Start time of the latest request, epoch ms (−∞: the first request does not wait). */
   lastStart = -Infinity;
+  /** The latest request started (its send time may move lastStart forward). */
+  lastReq: CrawlRequest | null = null;
   /** Multiplier drawn once per gap for randomized delays. */
   gapFactor = 1;
   /** Last start per lane (for DOWNLOAD_DELAY_PER_SLOT) and whether the lane is busy. */
@@ -124,6 +126,7 @@ export class Slot implements HeapItem {
 
   /** Reserves a lane and records the start (SPEC 3: reserved in the same step as the dequeue). */
   begin(req: CrawlRequest, now: number, s: Settings, random: () => number): void {
+    this.lastReq = req;
     this.inFlight++;
     this.requests++;
     this.lastStart = now;
@@ -144,6 +147,7 @@ export class Slot implements HeapItem {
   }
 
   end(req: CrawlRequest, now: number): void {
+    if (this.lastReq === req) this.lastReq = null;
     this.inFlight--;
     this.lastActive = now;
     if (req.lane >= 0) {
