@@ -4,7 +4,7 @@
 
 import { readFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
-import { parseCrawlConfig } from './core/engine/crawl-config';
+import { describeSeedError, parseCrawlConfig } from './core/engine/crawl-config';
 import { runVectorFile } from './core/engine/throttle/conformance';
 import { runCrawl } from './core/crawl-runner';
 import { startTestSite, demoScenario } from './core/testsite/index';
@@ -80,7 +80,7 @@ async function cmdCrawl(argv: string[]): Promise<number> {
     for (const e of parsed.errors) err(`  ${e.message}`);
     return 2;
   }
-  for (const e of parsed.config.seedErrors) err(`seed line ${e.line} skipped: ${e.message}: ${JSON.stringify(e.text.trim())}`);
+  for (const e of parsed.config.seedErrors) err(`skipped ${describeSeedError(e)}: ${JSON.stringify(e.text.trim())}`);
   const db = resolvePath(String(a.db));
   mkdirSync(dirname(db), { recursive: true });
   const { summary } = await runCrawl({ config: parsed.config, db, log: a.quiet ? undefined : err });

@@ -54,17 +54,20 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
     else name = c.name.trim();
   }
 
-  const lines: string[] = [];
+  // Each source is numbered on its own, so a bad line is reported where the user will find it.
+  const parts: { urls: readonly string[]; errors: readonly SeedLineError[] }[] = [];
   if (c.seeds !== undefined) {
-    if (typeof c.seeds === 'string') lines.push(...c.seeds.split(/\r?\n/));
-    else if (Array.isArray(c.seeds) && c.seeds.every((s) => typeof s === 'string')) lines.push(...(c.seeds as string[]));
-    else err('seeds', c.seeds, 'a list of URLs, or a text with one URL a line');
+    if (typeof c.seeds === 'string' || (Array.isArray(c.seeds) && c.seeds.every((s) => typeof s === 'string'))) {
+      parts.push(parseSeedList(c.seeds as string | string[], typeof c.seeds === 'string' ? 'config seeds line' : 'config seeds item'));
+    } else {
+      err('seeds', c.seeds, 'a list of URLs, or a text with one URL a line');
+    }
   }
-  if (seedText !== undefined) lines.push(...seedText.split(/\r?\n/));
-  const seeds = parseSeedList(lines);
+  if (seedText !== undefined) parts.push(parseSeedList(seedText, 'seeds file line'));
+  const seeds = { urls: parts.flatMap((p) => p.urls), errors: parts.flatMap((p) => p.errors) };
   if (seeds.urls.length === 0 && !errors.some((e) => e.field === 'seeds')) {
     errors.push({ field: 'seeds', value: c.seeds ?? null,
-      message: `seeds: no valid URL${seeds.errors.length ? ` (${seeds.errors.map((e) => `line ${e.line}: ${e.message}`).join('; ')})` : ''}` });
+      message: `seeds: no valid URL${seeds.errors.length ? ` (${seeds.errors.map(describeSeedError).join('; ')})` : ''}` });
   }
 
   let follow: FollowRules = { scope: 'host', maxDepth: Infinity, maxPages: Infinity, include: [], exclude: [] };
@@ -140,4 +143,9 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
 
   if (errors.length > 0 || !settings) return { ok: false, errors };
   return { ok: true, config: { name, seeds: seeds.urls, seedErrors: seeds.errors, follow, settings, settingsGiven, resolve } };
+}
+
+/** "seeds file line 2: not an absolute URL …" */
+export function describeSeedError(e: SeedLineError): string {
+  return `${e.source} ${e.line}: ${e.message}`;
 }

@@ -7,7 +7,7 @@ import { isIP } from 'node:net';
 import { applySettings, type Settings, type SettingsResult } from '../../../shared/settings';
 import type { ChangeRecord, ChangeSource, CrawlStatus, EventRecord, ResponseRecord } from '../../../shared/types';
 import { createRealClock, type Clock } from '../clock';
-import type { CrawlConfig } from './crawl-config';
+import { describeSeedError, type CrawlConfig } from './crawl-config';
 import { Downloader, type DownloadHandle, type DownloadResult } from './downloader';
 import { canonicalizeUrl, Frontier, hostOf } from './frontier';
 import { extractLinks, isHtml } from './links';
@@ -121,7 +121,7 @@ export class Crawler {
     this.startedAt = this.clock.now();
     this.setStatus('running');
     for (const e of this.config.seedErrors) {
-      this.event('warning', 'seed-line', null, `seed list line ${e.line} skipped: ${e.message}: ${JSON.stringify(e.text.trim())}`);
+      this.event('warning', 'seed-line', null, `skipped ${describeSeedError(e)}: ${JSON.stringify(e.text.trim())}`);
     }
     const seeds: URL[] = [];
     for (const seed of this.config.seeds) {
@@ -453,7 +453,7 @@ export class Crawler {
       const location = headerValue(res.headers, 'location');
       if (!location) return;
       if (req.redirects >= MAX_REDIRECTS) {
-        this.failures++;
+        // The 3xx itself is already recorded as a response; this is an event, not a second count.
         this.event('error', 'redirect-limit', slot.key, `${req.url}: more than ${MAX_REDIRECTS} redirects; not followed to ${location}`);
         return;
       }

@@ -25,6 +25,8 @@ export function canonicalizeUrl(input: string, base?: string): URL | null {
 }
 
 export interface SeedLineError {
+  /** Where the line came from, e.g. "seeds file" or "config seeds"; lines are numbered within it. */
+  readonly source: string;
   readonly line: number;
   readonly text: string;
   readonly message: string;
@@ -39,7 +41,7 @@ export interface ParsedSeeds {
  * One URL a line; blank lines and lines starting with # are skipped. A bad line is reported
  * with its number and skipped; the rest is kept.
  */
-export function parseSeedList(text: string | readonly string[]): ParsedSeeds {
+export function parseSeedList(text: string | readonly string[], source = 'seeds'): ParsedSeeds {
   const lines = typeof text === 'string' ? text.split(/\r?\n/) : text;
   const urls: string[] = [];
   const errors: SeedLineError[] = [];
@@ -54,7 +56,7 @@ export function parseSeedList(text: string | readonly string[]): ParsedSeeds {
     } catch {
       message = 'not an absolute URL (expected e.g. https://example.com/)';
     }
-    if (message) errors.push({ line: i + 1, text: raw, message });
+    if (message) errors.push({ source, line: i + 1, text: raw, message });
     else urls.push(line);
   });
   return { urls, errors };

@@ -69,6 +69,6 @@ describe('frontier', () => {
     expect(ok.ok && ok.config.seedErrors[0].line).toBe(2);
     const none = parseCrawlConfig({ seeds: ['nope'] });
     expect(none.ok).toBe(false);
-    if (!none.ok) expect(none.errors[0].message).toMatch(/seeds: no valid URL \(line 1: not an absolute URL/);
+    if (!none.ok) expect(none.errors[0].message).toMatch(/seeds: no valid URL \(config seeds item 1: not an absolute URL/);
   });
 });
