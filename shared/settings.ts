@@ -37,6 +37,8 @@ export interface ScopeSettings {
   readonly window?: number;
   readonly autothrottle?: ScopeAutoThrottle;
   readonly ignore_robots_txt?: boolean;
+  /** Response header that reports a request's actual quota cost. */
+  readonly quota_header?: string;
 }
 
 export const BACKOFF_EXCEPTION_KINDS = ['timeout', 'connect-refused', 'connect-reset', 'tls', 'dns'] as const;
@@ -72,6 +74,8 @@ export interface Settings {
   readonly DOWNLOAD_TIMEOUT: number;
   readonly DOWNLOAD_MAXSIZE: number;
   readonly USER_AGENT: string;
+  readonly RETRY_TIMES: number;
+  readonly THROTTLING_MANAGER: string;
 }
 
 export type SettingName = keyof Settings;
@@ -201,6 +205,16 @@ function text(v: unknown): string {
   return v;
 }
 
+function headerName(v: unknown): string {
+  if (typeof v !== 'string' || !/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(v)) throw new ParseFail('an HTTP header name');
+  return v.toLowerCase();
+}
+
+function modulePath(v: unknown): string {
+  if (typeof v !== 'string' || /[\r\n]/.test(v)) throw new ParseFail('a path to an ES module, or "" for none');
+  return v.trim();
+}
+
 function plainObject(v: unknown, allowed: string): Record<string, unknown> {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ParseFail(allowed);
   return v as Record<string, unknown>;
@@ -264,8 +278,9 @@ const scopeSettings = fields<ScopeSettings>(
     window: num(0, { exclusiveMin: true }),
     autothrottle: scopeAutoThrottle,
     ignore_robots_txt: bool,
+    quota_header: headerName,
   },
-  'an object with concurrency, delay, jitter, backoff, rampup, quota, window, autothrottle, ignore_robots_txt',
+  'an object with concurrency, delay, jitter, backoff, rampup, quota, window, autothrottle, ignore_robots_txt, quota_header',
 );
 
 function mapOf<T>(parse: (v: unknown) => T, allowed: string) {
@@ -382,6 +397,11 @@ export const SETTINGS_SCHEMA: readonly SettingSpec[] = [
     'Abort bodies larger than this; 0 means no limit.', 1024 * 1024 * 1024, ...intGe(0)),
   spec('USER_AGENT', 'Downloads', 'User agent',
     'User-Agent header, also used to read robots.txt.', DEFAULT_USER_AGENT, text, 'a non-empty single-line text'),
+  spec('RETRY_TIMES', 'Backoff', 'Retries after backoff',
+    'How many times a request answered with backoff feedback is retried (recorded each time).', 2, ...intGe(0)),
+  spec('THROTTLING_MANAGER', 'Scopes', 'Scope plug-in',
+    'Path of an ES module exporting getScopes(request) and optionally getResponseBackoff(response); "" for none.',
+    '', modulePath, 'a path to an ES module, or "" for none'),
 ];
 
 const SPEC_BY_NAME: ReadonlyMap<string, SettingSpec> = new Map(SETTINGS_SCHEMA.map((s) => [s.name, s]));

@@ -99,7 +99,8 @@ describe('failures', () => {
     const s = await site({ hosts: { 'hang.test': { address: '127.0.14.20', pages: 8, hang: ['/hang'] } } });
     const o = s.origin('hang.test');
     const { records, stats, events } = await crawl(
-      crawlConfig({ seeds: [`${o}/hang`, `${o}/`], settings: { ...FAST, DOWNLOAD_TIMEOUT: 0.5 }, resolve: s.resolve }),
+      // RETRY_TIMES 0: one attempt, so the timeout itself is what is checked (retries have their own tests).
+      crawlConfig({ seeds: [`${o}/hang`, `${o}/`], settings: { ...FAST, DOWNLOAD_TIMEOUT: 0.5, RETRY_TIMES: 0 }, resolve: s.resolve }),
     );
     expect(stats.status).toBe('finished');
     const hang = records.find((r) => r.url.endsWith('/hang'))!;

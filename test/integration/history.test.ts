@@ -44,6 +44,9 @@ describe('history in SQLite', () => {
           CONCURRENT_REQUESTS_PER_DOMAIN: 3,
           DOWNLOAD_TIMEOUT: 0.3,
           RANDOMIZE_DOWNLOAD_DELAY: false,
+          // This test is about what is stored; backoff and its retries have their own tests.
+          BACKOFF_HTTP_CODES: [],
+          BACKOFF_EXCEPTIONS: [],
         },
         resolve: s.resolve,
       }),

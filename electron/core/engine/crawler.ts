@@ -15,6 +15,7 @@ import type { CrawlRequest } from './request';
 import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './robots';
 import { Scheduler } from './scheduler';
 import { applyAutoThrottle, type Slot } from './throttle/slot';
+import { backoffDelay, blockFromHeaders, isFeedback, recover, stepUp } from './throttle/backoff';
 
 /** Where the crawl reports what happens; the store and the hosts subscribe here. */
 export interface CrawlSinks {
@@ -283,6 +284,7 @@ export class Crawler {
   private makeRequest(u: URL, depth: number, priority: number, meta: Record<string, unknown>, redirects: number, robots: boolean): CrawlRequest {
     const host = hostOf(u);
     return {
+      retries: 0,
       url: u.href,
       origin: u.origin,
       path: u.pathname + u.search,
@@ -360,12 +362,52 @@ export class Crawler {
       this.event('warning', 'robots-unavailable', req.slotKey,
         `robots.txt of ${req.origin} unavailable after ${ROBOTS_RETRIES} attempts (${res.status ?? res.errorKind}); crawling it as if it allowed everything`);
     }
+    if (rules) this.applyCrawlDelay(req, rules);
     r.state = 'ready';
     r.rules = rules;
     const waiting = r.waiting;
     r.waiting = [];
     this.parked -= waiting.length;
     for (const w of waiting) this.admitChecked(w, rules);
+  }
+
+  /** SPEC 5.5: a valid Crawl-delay makes the slot's floor min(Crawl-delay, cap) and its concurrency 1. */
+  private applyCrawlDelay(req: CrawlRequest, rules: RobotsRules): void {
+    const s = this.settings;
+    if (!s.ROBOTSTXT_OBEY || !s.THROTTLING_ROBOTSTXT_OBEY) return;
+    const raw = rules.getCrawlDelay(s.USER_AGENT);
+    const cd = typeof raw === 'number' ? raw : Number(raw);
+    if (!Number.isFinite(cd) || cd <= 0) return;
+    const slot = this.scheduler.slot(req.slotKey);
+    const scope = slot.scope(s);
+    if (scope?.ignore_robots_txt) return;
+    if (scope && (scope.delay !== undefined || scope.concurrency !== undefined)) {
+      this.warnOnce('crawl-delay-overridden', slot.key,
+        `robots.txt of ${req.origin} asks for Crawl-delay: ${cd}, but THROTTLING_SCOPES sets ${slot.key}'s delay/concurrency; ` +
+        `using THROTTLING_SCOPES. Add ignore_robots_txt: true to that scope to silence this, or remove its delay to obey the site.`);
+      return;
+    }
+    const cap = s.THROTTLING_ROBOTSTXT_MAX_DELAY;
+    const capped = Math.min(cd, cap);
+    if (cd > cap) {
+      this.warnOnce('crawl-delay-capped', slot.key,
+        `robots.txt of ${req.origin} asks for Crawl-delay: ${cd}, above THROTTLING_ROBOTSTXT_MAX_DELAY (${cap}); using ${cap}. ` +
+        `Raise THROTTLING_ROBOTSTXT_MAX_DELAY to obey it fully.`);
+    }
+    const old = slot.crawlDelay;
+    slot.crawlDelay = capped;
+    this.sinks.onChange?.({ t: this.clock.now(), slot: slot.key, setting: 'crawl_delay', source: 'robots', oldValue: old, newValue: capped });
+    this.scheduler.reschedule(slot);
+  }
+
+  private readonly warned = new Set<string>();
+
+  /** A warning once per cause (code and slot), SPEC 5.6. */
+  private warnOnce(code: string, slot: string | null, text: string): void {
+    const key = `${code}\u0000${slot ?? ''}`;
+    if (this.warned.has(key)) return;
+    this.warned.add(key);
+    this.event('warning', code, slot, text);
   }
 
   private startDownload(req: CrawlRequest, slot: Slot): void {
@@ -392,6 +434,7 @@ export class Crawler {
     const s = this.settings;
     const inFlight = slot.inFlight;
     const before = slot.delaySeconds(s);
+    const feedback = isFeedback(slot.backoffParams(s), res.status, res.errorKind);
     let debugLine: string | null = null;
     if (res.status !== null) {
       const fb = applyAutoThrottle(slot, { latency: res.latency, status: res.status, meta: req.meta, inFlight, size: res.bytes }, s);
@@ -411,8 +454,9 @@ export class Crawler {
     }
     this.bytes += res.bytes;
     slot.bytes += res.bytes;
+    if (res.errorKind !== 'cancelled') this.backoffFeedback(req, slot, res, feedback);
     this.scheduler.finish(req, slot);
-    const after = slot.effectiveDelay(s);
+    const after = slot.effectiveDelay(s, res.endedAt);
     const contentType = headerValue(res.headers, 'content-type');
     this.sinks.onResponse?.({
       t: res.endedAt,
@@ -429,7 +473,7 @@ export class Crawler {
       delayBefore: before,
       delayAfter: after.delay,
       delayCause: after.cause,
-      backoffLevel: 0,
+      backoffLevel: slot.backoff.level,
       reused: res.reused,
       errorKind: res.errorKind,
       errorMessage: res.errorMessage,
@@ -442,8 +486,51 @@ export class Crawler {
     }
 
     if (req.robots) this.robotsAnswered(req, res);
+    else if (feedback && this.statusValue !== 'stopped') this.retry(req, slot, res);
     else if (res.status !== null && this.statusValue !== 'stopped') this.followUp(req, slot, res, contentType);
     this.checkDone();
+  }
+
+  /**
+   * SPEC 5.2: backoff feedback steps the slot's level once per burst; a good response counts
+   * toward stepwise recovery; Retry-After / RateLimit headers block the slot until their time.
+   */
+  private backoffFeedback(req: CrawlRequest, slot: Slot, res: DownloadResult, feedback: boolean): void {
+    const s = this.settings;
+    const p = slot.backoffParams(s);
+    const b = slot.backoff;
+    const now = res.endedAt;
+    const level = b.level;
+    if (feedback) {
+      if (stepUp(b, res.startedAt, now, slot.delaySeconds(s))) {
+        this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'backoff_level', source: 'backoff', oldValue: level, newValue: b.level });
+        this.event('info', 'backoff-step', slot.key,
+          `backing off ${slot.key}: level ${b.level}, delay ${backoffDelay(b, p).toFixed(2)} s, after ${res.status ?? res.errorKind} on ${req.url}`);
+      }
+    } else if (res.status !== null && res.status < 400 && recover(b, now, p)) {
+      this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'backoff_level', source: 'backoff', oldValue: level, newValue: b.level });
+    }
+    if (res.status !== null) {
+      const block = blockFromHeaders(res.headers, res.status, now, p.maxDelay, feedback);
+      if (block && block.until > b.blockedUntil) {
+        const old = b.blockedUntil || null;
+        b.blockedUntil = block.until;
+        b.blockReason = block.reason;
+        this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'blocked_until', source: 'backoff', oldValue: old, newValue: block.until });
+        this.event('info', 'retry-after', slot.key,
+          `${slot.key} blocked for ${((block.until - now) / 1000).toFixed(1)} s (${block.reason})`);
+      }
+    }
+  }
+
+  /** Backed-off requests are retried up to RETRY_TIMES, each attempt recorded; never dropped silently. */
+  private retry(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
+    if (req.retries >= this.settings.RETRY_TIMES) {
+      this.event('error', 'retries-exhausted', slot.key,
+        `gave up on ${req.url} after ${req.retries + 1} attempts (last: ${res.status ?? res.errorKind})`);
+      return;
+    }
+    this.scheduler.enqueue({ ...req, retries: req.retries + 1, priority: req.priority - 1, enqueuedAt: 0, lane: -1 });
   }
 
   /** Redirects and links. */

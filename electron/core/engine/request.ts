@@ -15,6 +15,8 @@ export interface CrawlRequest {
   readonly meta: Record<string, unknown>;
   /** Redirects followed to reach this URL. */
   readonly redirects: number;
+  /** Times this request was retried after backoff feedback. */
+  readonly retries: number;
   /** robots.txt fetch (not a page of the crawl). */
   readonly robots: boolean;
   /** When it entered its slot's queue (epoch ms). */

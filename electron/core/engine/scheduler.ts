@@ -118,8 +118,8 @@ export class Scheduler {
     this.settings = next;
     if (prev.AUTOTHROTTLE_ENABLED !== next.AUTOTHROTTLE_ENABLED) {
       for (const slot of this.slots.values()) {
-        if (next.AUTOTHROTTLE_ENABLED && slot.delay === -1) slot.delay = startDelay(slot.override, next);
-        else if (!next.AUTOTHROTTLE_ENABLED) slot.delay = startDelay(slot.override, next);
+        if (next.AUTOTHROTTLE_ENABLED && slot.delay === -1) slot.delay = startDelay(slot.key, slot.override, next);
+        else if (!next.AUTOTHROTTLE_ENABLED) slot.delay = startDelay(slot.key, slot.override, next);
       }
     }
     this.replaceAll();

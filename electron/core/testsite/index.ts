@@ -5,6 +5,7 @@ export {
   parseScenario,
   ScenarioError,
   HOST_DEFAULTS,
+  SOFT_BLOCK_BODY,
   type Scenario,
   type ScenarioInput,
   type HostSpec,
@@ -13,9 +14,20 @@ export {
   type RateLimitSpec,
   type RobotsSpec,
   type RedirectSpec,
+  type QuotaSpec,
+  type SoftBlockSpec,
+  type RetryAfterFormat,
+  type RateLimitHeaders,
 } from './scenario';
-export { startTestSite, type TestSite, type TestSiteOptions, type TestSiteListener } from './server';
-export type { LogEntry } from './request-log';
+export {
+  startTestSite,
+  type TestSite,
+  type TestSiteOptions,
+  type TestSiteListener,
+  type BlockInterval,
+  type InFlightStats,
+} from './server';
+export type { LogEntry, LogMark } from './request-log';
 export { pagePath, pageIndex, pageLinks, robotsText, PAGE_FANOUT } from './pages';
 export { resolveLookup, curlResolveEntries } from './resolve-lookup';
 export { demoScenario, demoSeeds, demoResolve } from './demo-scenario';

@@ -16,7 +16,14 @@ export interface LogEntry {
   readonly in_flight: number;
   /** Status sent; 0 when no response was sent (reset, hang, client gone, site closed). */
   readonly status: number;
+  /** Present when it arrived during an announced Retry-After block (`rate_limit.block_while_retry_after`). */
+  readonly blocked?: true;
+  /** Present when it got the `soft_block` page instead of the real one. */
+  readonly soft_blocked?: true;
 }
+
+/** The optional marker of an entry; absent on ordinary requests, so their lines stay as they were. */
+export type LogMark = 'blocked' | 'soft_blocked';
 
 const FLUSH_BYTES = 64 * 1024;
 const FLUSH_MS = 200;
@@ -57,12 +64,17 @@ export class RequestLog {
   }
 
   /** Records one request; `t` in ms since the start. Ignored after close. */
-  add(t: number, host: string, path: string, inFlight: number, status: number): void {
+  add(t: number, host: string, path: string, inFlight: number, status: number, mark?: LogMark): void {
     if (this.closed || !this.active) return;
     const rounded = Math.round(t * 1000) / 1000;
-    if (this.keep) this.entries.push({ t: rounded, host, path, in_flight: inFlight, status });
+    if (this.keep) {
+      const e: LogEntry = { t: rounded, host, path, in_flight: inFlight, status };
+      if (mark !== undefined) (e as Record<LogMark, true>)[mark] = true;
+      this.entries.push(e);
+    }
     if (this.stream) {
-      const line = `{"t":${rounded},"host":${JSON.stringify(host)},"path":${JSON.stringify(path)},"in_flight":${inFlight},"status":${status}}\n`;
+      const tail = mark === undefined ? '}\n' : `,"${mark}":true}\n`;
+      const line = `{"t":${rounded},"host":${JSON.stringify(host)},"path":${JSON.stringify(path)},"in_flight":${inFlight},"status":${status}${tail}`;
       this.pending.push(line);
       this.pendingBytes += line.length;
       if (this.pendingBytes >= FLUSH_BYTES) this.flush();

@@ -21,6 +21,45 @@ export interface RateLimitSpec {
   readonly status: number;
   /** Value of the `Retry-After` header in seconds; null sends no header. */
   readonly retry_after: number | null;
+  /** How `Retry-After` is written: delta seconds (absent, the default) or an IMF-fixdate HTTP date. */
+  readonly retry_after_format?: RetryAfterFormat;
+  /** Rate-limit headers on every response the limit sees, admitted or refused; absent = none. */
+  readonly headers?: RateLimitHeaders;
+  /** While an announced Retry-After block lasts, refuse every request and log it `blocked: true`. */
+  readonly block_while_retry_after?: boolean;
+}
+
+/** `seconds`: `Retry-After: 2`; `http-date`: `Retry-After: Wed, 21 Oct 2026 07:28:00 GMT`. */
+export type RetryAfterFormat = 'seconds' | 'http-date';
+
+/**
+ * `ratelimit`: `RateLimit-Limit/-Remaining/-Reset` (reset in seconds from now);
+ * `x-ratelimit`: `X-RateLimit-Limit/-Remaining/-Reset` (reset in epoch seconds).
+ */
+export type RateLimitHeaders = 'none' | 'ratelimit' | 'x-ratelimit';
+
+/** Fixed-window budget of cost units (windows start when the site starts). */
+export interface QuotaSpec {
+  /** Units admitted per window; a request whose cost would exceed them gets `status`. */
+  readonly units: number;
+  /** Window length in seconds. */
+  readonly per_seconds: number;
+  /** Status of refused requests (default 429); they carry `Retry-After` until the next window. */
+  readonly status: number;
+  /** Header telling each response its cost; absent = none. */
+  readonly cost_header?: string;
+  /** Path → cost (default 1); a key ending in `*` is a prefix, the longest matching one wins. */
+  readonly costs: Readonly<Record<string, number>>;
+}
+
+/** A quiet punishment: a small 200 page instead of the real one. */
+export interface SoftBlockSpec {
+  /** Soft-block every request after this many requests to the host. */
+  readonly after?: number;
+  /** Soft-block a request arriving less than this many ms after the previous one. */
+  readonly min_gap_ms?: number;
+  /** Body of the soft-block page. */
+  readonly body: string;
 }
 
 /** What `/robots.txt` answers. */
@@ -35,6 +74,8 @@ export interface RobotsSpec {
   readonly disallow: readonly string[];
   /** `Allow:` rules. */
   readonly allow: readonly string[];
+  /** Answer `status` to the first this-many requests, then the robots body with 200. */
+  readonly fail_times?: number;
 }
 
 /** A scripted redirect. */
@@ -71,6 +112,8 @@ export interface HostSpec {
   readonly hang: readonly string[];
   /** Paths whose socket is destroyed without a response. */
   readonly reset: readonly string[];
+  readonly quota?: QuotaSpec;
+  readonly soft_block?: SoftBlockSpec;
   readonly description?: string;
 }
 
@@ -98,6 +141,9 @@ export interface HostInput {
     readonly per_seconds?: number;
     readonly status?: number;
     readonly retry_after?: number | null;
+    readonly retry_after_format?: RetryAfterFormat;
+    readonly headers?: RateLimitHeaders;
+    readonly block_while_retry_after?: boolean;
   };
   readonly robots?: {
     readonly status?: number;
@@ -105,6 +151,7 @@ export interface HostInput {
     readonly crawl_delay?: number;
     readonly disallow?: readonly string[];
     readonly allow?: readonly string[];
+    readonly fail_times?: number;
   };
   readonly headers?: Readonly<Record<string, string | number>>;
   /** A string is shorthand for `{ to: s, status: 301 }`. */
@@ -113,6 +160,19 @@ export interface HostInput {
   readonly big?: Readonly<Record<string, number>>;
   readonly hang?: readonly string[];
   readonly reset?: readonly string[];
+  readonly quota?: {
+    readonly units: number;
+    readonly per_seconds?: number;
+    readonly status?: number;
+    readonly cost_header?: string;
+    readonly costs?: Readonly<Record<string, number>>;
+  };
+  /** Exactly one of `after` and `min_gap_ms`. */
+  readonly soft_block?: {
+    readonly after?: number;
+    readonly min_gap_ms?: number;
+    readonly body?: string;
+  };
   readonly description?: string;
 }
 
@@ -153,12 +213,26 @@ const HOST_FIELDS = [
   'big',
   'hang',
   'reset',
+  'quota',
+  'soft_block',
   'description',
 ] as const;
 const TOP_FIELDS = ['hosts', 'port', 'seed', 'description'] as const;
 const LATENCY_FIELDS = ['base', 'jitter', 'per_inflight'] as const;
-const RATE_FIELDS = ['requests', 'per_seconds', 'status', 'retry_after'] as const;
-const ROBOTS_FIELDS = ['status', 'body', 'crawl_delay', 'disallow', 'allow'] as const;
+const RATE_FIELDS = ['requests', 'per_seconds', 'status', 'retry_after', 'retry_after_format', 'headers', 'block_while_retry_after'] as const;
+const RETRY_AFTER_FORMATS = ['seconds', 'http-date'] as const;
+const RATE_LIMIT_HEADERS = ['none', 'ratelimit', 'x-ratelimit'] as const;
+/** Header names each `rate_limit.headers` style sets on its own. */
+const RATE_HEADER_NAMES: Readonly<Record<RateLimitHeaders, readonly string[]>> = {
+  none: [],
+  ratelimit: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'],
+  'x-ratelimit': ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'],
+};
+const QUOTA_FIELDS = ['units', 'per_seconds', 'status', 'cost_header', 'costs'] as const;
+const SOFT_BLOCK_FIELDS = ['after', 'min_gap_ms', 'body'] as const;
+/** Body of a soft-block page when the scenario gives none. */
+export const SOFT_BLOCK_BODY = '<!doctype html>\n<html><head><title>please slow down</title></head><body><p>please slow down</p></body></html>\n';
+const ROBOTS_FIELDS = ['status', 'body', 'crawl_delay', 'disallow', 'allow', 'fail_times'] as const;
 const REDIRECT_FIELDS = ['to', 'status'] as const;
 const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 /** Headers the server owns: a scenario setting them would break the message framing. */
@@ -225,6 +299,25 @@ class Checker {
     if (typeof value === 'boolean') return value;
     this.reject(path, value, 'true or false');
     return undefined;
+  }
+
+  oneOf<T extends string>(path: string, value: unknown, options: readonly T[]): T | undefined {
+    if (options.includes(value as T)) return value as T;
+    this.reject(path, value, `one of ${options.map((o) => JSON.stringify(o)).join(', ')}`);
+    return undefined;
+  }
+
+  /** A response header name the scenario may set (not one the server owns for the framing). */
+  headerName(path: string, name: unknown, what = 'a header name'): string | undefined {
+    if (typeof name !== 'string' || !HEADER_NAME.test(name)) {
+      this.issues.push(`${path}: ${show(name)} is not allowed as ${what} (letters, digits and !#$%&'*+.^_\`|~-)`);
+      return undefined;
+    }
+    if (RESERVED_HEADERS.has(name.toLowerCase())) {
+      this.issues.push(`${path}: ${show(name)} is not allowed as ${what} (the server sets ${[...RESERVED_HEADERS].join(', ')} itself)`);
+      return undefined;
+    }
+    return name;
   }
 
   /** A request path used for exact routing: starts with `/`, no query, fragment or spaces. */
@@ -346,8 +439,90 @@ function parseRateLimit(c: Checker, path: string, value: unknown): RateLimitSpec
   else if (o.retry_after !== null) {
     retryAfter = c.number(child(path, 'retry_after'), o.retry_after, { int: true, min: 0 });
   }
+  const out: { -readonly [K in keyof RateLimitSpec]: RateLimitSpec[K] } = {
+    requests: requests ?? 1,
+    per_seconds: perSeconds ?? 1,
+    status: status ?? 429,
+    retry_after: retryAfter ?? null,
+  };
+  // Defaults stay absent, so a scenario without the newer fields parses to what it always did.
+  if (o.retry_after_format !== undefined) {
+    const format = c.oneOf(child(path, 'retry_after_format'), o.retry_after_format, RETRY_AFTER_FORMATS);
+    if (format === 'http-date' && retryAfter === null) {
+      c.reject(child(path, 'retry_after_format'), format, 'only with a retry_after: retry_after null sends no Retry-After');
+    } else if (format === 'http-date') out.retry_after_format = format;
+  }
+  if (o.headers !== undefined) {
+    const headers = c.oneOf(child(path, 'headers'), o.headers, RATE_LIMIT_HEADERS);
+    if (headers !== undefined && headers !== 'none') out.headers = headers;
+  }
+  if (o.block_while_retry_after !== undefined) {
+    if (c.boolean(child(path, 'block_while_retry_after'), o.block_while_retry_after)) out.block_while_retry_after = true;
+  }
   if (requests === undefined || perSeconds === undefined || status === undefined || retryAfter === undefined) return undefined;
-  return { requests, per_seconds: perSeconds, status, retry_after: retryAfter };
+  return out;
+}
+
+/** A `quota.costs` key: a route path, or a prefix ending in `*`. */
+const COST_KEY = /^\/[^\s?#*]*\*?$/;
+
+function parseQuota(c: Checker, path: string, value: unknown): QuotaSpec | undefined {
+  const o = c.object(path, value, QUOTA_FIELDS);
+  if (!o) return undefined;
+  let units: number | undefined;
+  if (o.units === undefined) c.missing(child(path, 'units'), 'an integer >= 1');
+  else units = c.number(child(path, 'units'), o.units, { int: true, min: 1 });
+  const perSeconds = o.per_seconds === undefined ? 1 : c.number(child(path, 'per_seconds'), o.per_seconds, { above: 0 });
+  const status = o.status === undefined ? 429 : c.number(child(path, 'status'), o.status, { int: true, min: 400, max: 599 });
+  const quota: { -readonly [K in keyof QuotaSpec]: QuotaSpec[K] } = { units: units ?? 1, per_seconds: perSeconds ?? 1, status: status ?? 429, costs: {} };
+  if (o.cost_header !== undefined) {
+    const name = c.headerName(child(path, 'cost_header'), o.cost_header);
+    if (name !== undefined && name.toLowerCase() === 'retry-after') {
+      c.reject(child(path, 'cost_header'), name, 'a header name other than Retry-After, which the quota sets itself');
+    } else if (name !== undefined) quota.cost_header = name;
+  }
+  if (o.costs !== undefined) {
+    const costs = c.object(child(path, 'costs'), o.costs, null) ?? {};
+    const costPath = child(path, 'costs');
+    const max = units ?? Number.MAX_SAFE_INTEGER;
+    for (const [key, cost] of Object.entries(costs)) {
+      if (!COST_KEY.test(key)) {
+        c.reject(`${entry(costPath, key)} (key)`, key, 'a path starting with "/", or a prefix ending in "*", without "?", "#" or spaces');
+        continue;
+      }
+      const n = c.number(entry(costPath, key), cost, { int: true, min: 0, max });
+      if (n !== undefined) (quota.costs as Record<string, number>)[key] = n;
+    }
+  }
+  if (units === undefined || perSeconds === undefined || status === undefined) return undefined;
+  return quota;
+}
+
+function parseSoftBlock(c: Checker, path: string, value: unknown): SoftBlockSpec | undefined {
+  const o = c.object(path, value, SOFT_BLOCK_FIELDS);
+  if (!o) return undefined;
+  const soft: { -readonly [K in keyof SoftBlockSpec]: SoftBlockSpec[K] } = { body: SOFT_BLOCK_BODY };
+  if ((o.after === undefined) === (o.min_gap_ms === undefined)) {
+    c.reject(path, value, 'exactly one of after (requests before the block) and min_gap_ms (the gap that triggers it)');
+    return undefined;
+  }
+  let ok = true;
+  if (o.after !== undefined) {
+    const after = c.number(child(path, 'after'), o.after, { int: true, min: 0 });
+    if (after === undefined) ok = false;
+    else soft.after = after;
+  }
+  if (o.min_gap_ms !== undefined) {
+    const gap = c.number(child(path, 'min_gap_ms'), o.min_gap_ms, { above: 0 });
+    if (gap === undefined) ok = false;
+    else soft.min_gap_ms = gap;
+  }
+  if (o.body !== undefined) {
+    const body = c.string(child(path, 'body'), o.body);
+    if (body === undefined) ok = false;
+    else soft.body = body;
+  }
+  return ok ? soft : undefined;
 }
 
 function parseRules(c: Checker, path: string, value: unknown): string[] {
@@ -380,6 +555,12 @@ function parseRobots(c: Checker, path: string, value: unknown): RobotsSpec | und
     const delay = c.number(child(path, 'crawl_delay'), o.crawl_delay, { min: 0 });
     if (delay !== undefined) robots.crawl_delay = delay;
   }
+  if (o.fail_times !== undefined) {
+    const times = c.number(child(path, 'fail_times'), o.fail_times, { int: true, min: 0 });
+    if (times !== undefined && status === 200) {
+      c.reject(child(path, 'fail_times'), times, 'only with a robots.status other than 200: the status of the failing answers');
+    } else if (times !== undefined) robots.fail_times = times;
+  }
   return robots;
 }
 
@@ -389,14 +570,7 @@ function parseHeaders(c: Checker, path: string, value: unknown): Record<string, 
   if (!o) return out;
   for (const [name, v] of Object.entries(o)) {
     const p = entry(path, name);
-    if (!HEADER_NAME.test(name)) {
-      c.issues.push(`${p}: ${show(name)} is not allowed as a header name (letters, digits and !#$%&'*+.^_\`|~-)`);
-      continue;
-    }
-    if (RESERVED_HEADERS.has(name.toLowerCase())) {
-      c.issues.push(`${p}: ${show(name)} is not allowed as a header name (the server sets ${[...RESERVED_HEADERS].join(', ')} itself)`);
-      continue;
-    }
+    if (c.headerName(p, name) === undefined) continue;
     if ((typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v))) && !/[\r\n\0]/.test(String(v))) {
       out[name] = String(v);
     } else {
@@ -489,6 +663,14 @@ function parseHost(c: Checker, path: string, value: unknown): HostSpec | undefin
   if (o.big !== undefined) host.big = parseBig(c, at('big'), o.big);
   if (o.hang !== undefined) host.hang = c.pathList(at('hang'), o.hang);
   if (o.reset !== undefined) host.reset = c.pathList(at('reset'), o.reset);
+  if (o.quota !== undefined) {
+    const quota = parseQuota(c, at('quota'), o.quota);
+    if (quota) host.quota = quota;
+  }
+  if (o.soft_block !== undefined) {
+    const soft = parseSoftBlock(c, at('soft_block'), o.soft_block);
+    if (soft) host.soft_block = soft;
+  }
   if (o.description !== undefined) {
     const d = c.string(at('description'), o.description);
     if (d !== undefined) host.description = d;
@@ -505,6 +687,20 @@ function parseHost(c: Checker, path: string, value: unknown): HostSpec | undefin
   for (const p of host.hang) claim(p, 'hang');
   for (const p of Object.keys(host.redirects)) claim(p, 'redirects');
   for (const p of Object.keys(host.big)) claim(p, 'big');
+  // Headers the limits set per response must not also come from `headers`: they would repeat.
+  const rl = host.rate_limit;
+  const dynamic = new Map<string, string>();
+  for (const name of RATE_HEADER_NAMES[rl?.headers ?? 'none']) dynamic.set(name.toLowerCase(), 'rate_limit.headers');
+  if (rl?.retry_after_format === 'http-date') dynamic.set('retry-after', 'rate_limit.retry_after_format');
+  if (host.quota) dynamic.set('retry-after', 'quota');
+  if (host.quota?.cost_header !== undefined) dynamic.set(host.quota.cost_header.toLowerCase(), 'quota.cost_header');
+  for (const name of Object.keys(host.headers)) {
+    const by = dynamic.get(name.toLowerCase());
+    if (by) c.issues.push(`${entry(at('headers'), name)}: ${show(name)} is not allowed as a header name (${by} sets it on each response)`);
+  }
+  if (rl?.block_while_retry_after && rl.retry_after === null && !host.quota) {
+    c.reject(child(at('rate_limit'), 'block_while_retry_after'), true, 'only when a Retry-After is sent: retry_after is null and there is no quota');
+  }
   return host;
 }
 

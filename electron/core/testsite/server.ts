@@ -5,7 +5,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
-import { parseScenario, type HostSpec, type Scenario, type ScenarioInput } from './scenario';
+import { parseScenario, type HostSpec, type RateLimitHeaders, type Scenario, type ScenarioInput } from './scenario';
 import { streamRandom, type Random } from './random';
 import {
   disallowRules,
@@ -17,7 +17,7 @@ import {
   robotsText,
   ruleMatcher,
 } from './pages';
-import { RequestLog, type LogEntry } from './request-log';
+import { RequestLog, type LogEntry, type LogMark } from './request-log';
 
 /** Options of `startTestSite`. */
 export interface TestSiteOptions {
@@ -59,8 +59,32 @@ export interface TestSite {
   origin(host: string): string;
   /** Request log entries in arrival order of their responses (only with `keepLog`). */
   readonly log: LogEntry[];
+  /**
+   * Every Retry-After block the host announced (rate limit or quota refusals that reached the
+   * client), in sending order: `from` = when the refusal was sent, `to` = from + Retry-After
+   * seconds, both in ms since the start like the log's `t`. Throws for an unknown host.
+   */
+  blocks(host: string): BlockInterval[];
+  /** How many requests the host was serving, integrated over time since the start. Throws for an unknown host. */
+  inFlightStats(host: string): InFlightStats;
   /** Stops listening, drops every connection (hanging ones too), flushes the log. Idempotent. */
   close(): Promise<void>;
+}
+
+/** One announced Retry-After block, in ms since the site started. */
+export interface BlockInterval {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** Concurrency a host saw (every request counts from arrival until its response is sent or dropped). */
+export interface InFlightStats {
+  /** Time-weighted mean of requests in flight over the time the host served at least one. */
+  readonly mean: number;
+  /** Most requests in flight at once. */
+  readonly max: number;
+  /** Requests that arrived (each one observes in_flight). */
+  readonly samples: number;
 }
 
 /** A fully prepared answer: status, flat header list, body. */
@@ -84,17 +108,61 @@ type Override =
 interface RateState {
   readonly requests: number;
   readonly windowMs: number;
-  /** Arrival times of the last `requests` admitted requests (a ring). */
+  /** Arrival times of the last `requests` admitted requests (a ring, oldest at `head`). */
   readonly ring: Float64Array;
   head: number;
   count: number;
   readonly answer: Canned;
 }
 
+interface QuotaState {
+  readonly units: number;
+  readonly windowMs: number;
+  /** Index of the current fixed window (t / windowMs) and the units it used. */
+  window: number;
+  used: number;
+  readonly exact: ReadonlyMap<string, number>;
+  /** Prefix rules (`/api/*` → `/api/`), longest first. */
+  readonly prefixes: readonly (readonly [string, number])[];
+  readonly costHeader: string | null;
+  readonly answer: Canned;
+}
+
+interface SoftState {
+  /** Requests served normally before the block (Infinity: no such rule). */
+  readonly after: number;
+  /** Smallest polite gap between arrivals (0: no such rule). */
+  readonly minGap: number;
+  seen: number;
+  last: number;
+  readonly answer: Canned;
+}
+
+/** Per-host limits that keep state or set per-response headers (rate limit, quota, soft block). */
+interface Policy {
+  readonly rate: RateState | null;
+  readonly rateHeaders: RateLimitHeaders;
+  /** Retry-After seconds of a rate refusal; -1 = no header. */
+  readonly retryAfter: number;
+  readonly httpDate: boolean;
+  readonly block: boolean;
+  readonly quota: QuotaState | null;
+  readonly soft: SoftState | null;
+}
+
 interface HostRuntime {
   readonly name: string;
   readonly spec: HostSpec;
   inFlight: number;
+  /** In-flight integral: last change (performance.now ms), sum of in_flight·dt, busy time, peak, arrivals. */
+  since: number;
+  area: number;
+  busy: number;
+  peak: number;
+  arrivals: number;
+  /** Announced Retry-After blocks as flat from, to pairs (ms since start), and the latest end. */
+  readonly blocks: number[];
+  blockUntil: number;
   readonly base: number;
   readonly jitter: number;
   readonly perInflight: number;
@@ -103,8 +171,12 @@ interface HostRuntime {
   /** Cumulative probabilities and their answers. */
   readonly statusCuts: readonly number[];
   readonly statusAnswers: readonly Canned[];
-  readonly rate: RateState | null;
+  /** Null when the host has no rate limit, quota or soft block: the lean path. */
+  readonly policy: Policy | null;
   readonly robots: Canned;
+  /** Answer of the first `robotsFailsLeft` robots.txt requests (`robots.fail_times`). */
+  readonly robotsFail: Canned | null;
+  robotsFailsLeft: number;
   readonly overrides: ReadonlyMap<string, Override>;
   /** Precomputed pages (index → variants), or null when the site is too big to keep in memory. */
   readonly pages: (PageVariants | undefined)[] | null;
@@ -128,6 +200,12 @@ const PRECOMPUTE_BUDGET = 64 * 1024 * 1024;
 const BIG_CHUNK = 64 * 1024;
 const HTML = 'text/html; charset=utf-8';
 const SHARED_ADDRESS = '127.0.0.1';
+
+// Flags of an answer that needs more than its canned headers (see `deliverWith`).
+const BLOCKED = 1;
+const SOFT = 2;
+const RATE_REFUSAL = 4;
+const QUOTA_REFUSAL = 8;
 
 /** Flat header list with a later name replacing an earlier one (scenario headers beat defaults). */
 function mergeHeaders(headers: readonly string[]): string[] {
@@ -175,10 +253,19 @@ function buildHost(name: string, spec: HostSpec, seed: number, budget: { left: n
   }
 
   let robots: Canned;
+  let robotsFail: Canned | null = null;
+  const plainText = ['Content-Type', 'text/plain; charset=utf-8'];
   if (spec.robots) {
     const r = spec.robots;
-    const text = r.body !== undefined || r.status === 200 ? robotsText(r) : `${r.status} ${STATUS_CODES[r.status] ?? ''}\n`;
-    robots = canned(r.status, Buffer.from(text), ['Content-Type', 'text/plain; charset=utf-8']);
+    const failText = `${r.status} ${STATUS_CODES[r.status] ?? ''}\n`;
+    if (r.fail_times !== undefined) {
+      // Fails a few times, then serves the rules: the status text first, the body with 200 after.
+      robotsFail = canned(r.status, Buffer.from(failText), plainText);
+      robots = canned(200, Buffer.from(robotsText(r)), plainText);
+    } else {
+      const text = r.body !== undefined || r.status === 200 ? robotsText(r) : failText;
+      robots = canned(r.status, Buffer.from(text), plainText);
+    }
   } else {
     robots = statusAnswer(404, []);
   }
@@ -193,24 +280,17 @@ function buildHost(name: string, spec: HostSpec, seed: number, budget: { left: n
     statusAnswers.push(statusAnswer(Number(code), extra));
   }
 
-  let rate: RateState | null = null;
-  if (spec.rate_limit) {
-    const rl = spec.rate_limit;
-    const headers = rl.retry_after === null ? extra : ['Retry-After', String(rl.retry_after), ...extra];
-    rate = {
-      requests: rl.requests,
-      windowMs: rl.per_seconds * 1000,
-      ring: new Float64Array(rl.requests),
-      head: 0,
-      count: 0,
-      answer: statusAnswer(rl.status, headers),
-    };
-  }
-
   const host: HostRuntime = {
     name,
     spec,
     inFlight: 0,
+    since: 0,
+    area: 0,
+    busy: 0,
+    peak: 0,
+    arrivals: 0,
+    blocks: [],
+    blockUntil: -Infinity,
     base: spec.latency_ms.base,
     jitter: spec.latency_ms.jitter,
     perInflight: spec.latency_ms.per_inflight,
@@ -218,8 +298,10 @@ function buildHost(name: string, spec: HostSpec, seed: number, budget: { left: n
     statusRandom: streamRandom(seed, name, 'statuses'),
     statusCuts,
     statusAnswers,
-    rate,
+    policy: buildPolicy(spec, extra),
     robots,
+    robotsFail,
+    robotsFailsLeft: spec.robots?.fail_times ?? 0,
     overrides,
     pages: null,
     extraHeaders: extra,
@@ -235,6 +317,125 @@ function buildHost(name: string, spec: HostSpec, seed: number, budget: { left: n
     (host as { pages: PageVariants[] | null }).pages = pages;
   }
   return host;
+}
+
+function buildPolicy(spec: HostSpec, extra: readonly string[]): Policy | null {
+  const rl = spec.rate_limit;
+  const q = spec.quota;
+  const sb = spec.soft_block;
+  if (!rl && !q && !sb) return null;
+  const httpDate = rl?.retry_after_format === 'http-date';
+  let rate: RateState | null = null;
+  if (rl) {
+    // An HTTP-date Retry-After depends on the clock: `deliverWith` adds it when sending.
+    const headers = rl.retry_after === null || httpDate ? extra : ['Retry-After', String(rl.retry_after), ...extra];
+    rate = {
+      requests: rl.requests,
+      windowMs: rl.per_seconds * 1000,
+      ring: new Float64Array(rl.requests),
+      head: 0,
+      count: 0,
+      answer: statusAnswer(rl.status, headers),
+    };
+  }
+  let quota: QuotaState | null = null;
+  if (q) {
+    const exact = new Map<string, number>();
+    const prefixes: [string, number][] = [];
+    for (const [key, cost] of Object.entries(q.costs)) {
+      if (key.endsWith('*')) prefixes.push([key.slice(0, -1), cost]);
+      else exact.set(key, cost);
+    }
+    prefixes.sort((a, b) => b[0].length - a[0].length);
+    quota = {
+      units: q.units,
+      windowMs: q.per_seconds * 1000,
+      window: 0,
+      used: 0,
+      exact,
+      prefixes,
+      costHeader: q.cost_header ?? null,
+      answer: statusAnswer(q.status, extra),
+    };
+  }
+  let soft: SoftState | null = null;
+  if (sb) {
+    soft = {
+      after: sb.after ?? Infinity,
+      minGap: sb.min_gap_ms ?? 0,
+      seen: 0,
+      last: -Infinity,
+      answer: canned(200, Buffer.from(sb.body), ['Content-Type', HTML, ...extra]),
+    };
+  }
+  return {
+    rate,
+    rateHeaders: rl?.headers ?? 'none',
+    retryAfter: rl?.retry_after ?? -1,
+    httpDate,
+    block: rl?.block_while_retry_after ?? false,
+    quota,
+    soft,
+  };
+}
+
+/** Cost of a request under a quota: its exact path, else its longest prefix rule, else 1. */
+function costOf(quota: QuotaState, path: string): number {
+  const exact = quota.exact.get(path);
+  if (exact !== undefined) return exact;
+  for (const [prefix, cost] of quota.prefixes) if (path.startsWith(prefix)) return cost;
+  return 1;
+}
+
+/** Admits an arrival into a rate window whose check passed. */
+function admit(rate: RateState, arrival: number): void {
+  if (rate.count < rate.requests) {
+    rate.ring[(rate.head + rate.count) % rate.requests] = arrival;
+    rate.count++;
+  } else {
+    rate.ring[rate.head] = arrival;
+    rate.head = (rate.head + 1) % rate.requests;
+  }
+}
+
+/**
+ * Rate-limit header values at `arrival`: requests still admitted in the window, and ms until
+ * the oldest admitted arrival leaves it (the next slot to free; 0 when the window is empty).
+ */
+function rateStanding(rate: RateState, arrival: number): { remaining: number; resetMs: number } {
+  const cutoff = arrival - rate.windowMs;
+  let lo = 0;
+  let hi = rate.count;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (rate.ring[(rate.head + mid) % rate.requests] > cutoff) hi = mid;
+    else lo = mid + 1;
+  }
+  const inWindow = rate.count - lo;
+  const resetMs = inWindow === 0 ? 0 : rate.ring[(rate.head + lo) % rate.requests] - cutoff;
+  return { remaining: rate.requests - inWindow, resetMs: Math.max(0, resetMs) };
+}
+
+/** IMF-fixdate (`Wed, 21 Oct 2026 07:28:00 GMT`) of an epoch-ms time, rounded up to the whole second. */
+function httpDate(epochMs: number): string {
+  return new Date(Math.ceil(epochMs / 1000) * 1000).toUTCString();
+}
+
+/** Moves a host's in-flight integral up to `now` (call before in_flight changes). */
+function advance(host: HostRuntime, now: number): void {
+  const n = host.inFlight;
+  if (n > 0) {
+    const dt = now - host.since;
+    host.area += n * dt;
+    host.busy += dt;
+  }
+  host.since = now;
+}
+
+/** A request is done with the host (answered, reset, dropped). */
+function leave(host: HostRuntime): void {
+  advance(host, performance.now());
+  host.inFlight--;
 }
 
 function renderVariants(host: HostRuntime, seed: number, index: number): PageVariants {
@@ -300,7 +501,7 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
 
   // Answers a request once its latency has passed. Also the zero-latency hot path.
   const deliver = (host: HostRuntime, res: ServerResponse, answer: Canned, t: number, url: string, inFlight: number): void => {
-    host.inFlight--;
+    leave(host);
     if (closed) return;
     const alive = !res.req.socket.destroyed;
     if (alive) {
@@ -310,20 +511,65 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
     if (log.active) log.add(t, host.name, url, inFlight, alive ? answer.status : 0);
   };
 
+  // `deliver` for an answer of a host policy: per-response headers, a Retry-After to announce, a log mark.
+  const deliverWith = (
+    host: HostRuntime,
+    res: ServerResponse,
+    answer: Canned,
+    t: number,
+    url: string,
+    inFlight: number,
+    extra: string[] | null,
+    flags: number,
+  ): void => {
+    leave(host);
+    if (closed) return;
+    const alive = !res.req.socket.destroyed;
+    if (alive) {
+      let headers = answer.headers as string[];
+      if (extra !== null) headers = headers.concat(extra);
+      if ((flags & (RATE_REFUSAL | QUOTA_REFUSAL)) !== 0) headers = announce(host, t, flags, headers);
+      res.writeHead(answer.status, headers);
+      res.end(answer.body);
+    }
+    const mark: LogMark | undefined = (flags & BLOCKED) !== 0 ? 'blocked' : (flags & SOFT) !== 0 ? 'soft_blocked' : undefined;
+    if (log.active) log.add(t, host.name, url, inFlight, alive ? answer.status : 0, mark);
+  };
+
+  // Records the Retry-After block a refusal announces as it is sent, and adds the clock-dependent header.
+  const announce = (host: HostRuntime, t: number, flags: number, headers: string[]): string[] => {
+    const policy = host.policy!;
+    const sent = performance.now() - t0;
+    let seconds: number;
+    if ((flags & RATE_REFUSAL) !== 0) {
+      seconds = policy.retryAfter;
+      if (seconds < 0) return headers;
+      if (policy.httpDate) headers = headers.concat('Retry-After', httpDate(Date.now() + seconds * 1000));
+    } else {
+      const windowMs = policy.quota!.windowMs;
+      seconds = Math.max(0, Math.ceil(((Math.floor(t / windowMs) + 1) * windowMs - sent) / 1000));
+      headers = headers.concat('Retry-After', String(seconds));
+    }
+    const to = sent + seconds * 1000;
+    host.blocks.push(Math.round(sent * 1000) / 1000, Math.round(to * 1000) / 1000);
+    if (to > host.blockUntil) host.blockUntil = to;
+    return headers;
+  };
+
   const reset = (host: HostRuntime, req: IncomingMessage, t: number, url: string, inFlight: number): void => {
-    host.inFlight--;
+    leave(host);
     req.socket.destroy();
     if (!closed && log.active) log.add(t, host.name, url, inFlight, 0);
   };
 
   const stream = (host: HostRuntime, req: IncomingMessage, res: ServerResponse, o: Override & { kind: 'big' }, t: number, url: string, inFlight: number): void => {
     if (closed || req.socket.destroyed) {
-      host.inFlight--;
+      leave(host);
       if (!closed && log.active) log.add(t, host.name, url, inFlight, 0);
       return;
     }
     res.once('close', () => {
-      host.inFlight--;
+      leave(host);
       if (log.active) log.add(t, host.name, url, inFlight, 200);
     });
     res.writeHead(200, o.headers as string[]);
@@ -359,7 +605,10 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
       if (log.active) log.add(arrival - t0, name, url, 1, 404);
       return;
     }
+    advance(host, arrival);
     const inFlight = ++host.inFlight;
+    if (inFlight > host.peak) host.peak = inFlight;
+    host.arrivals++;
     const t = arrival - t0;
     const q = url.indexOf('?');
     const path = q < 0 ? url : url.slice(0, q);
@@ -372,7 +621,7 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
       switch (override.kind) {
         case 'hang':
           res.once('close', () => {
-            host.inFlight--;
+            leave(host);
             if (log.active) log.add(t, host.name, url, inFlight, 0);
           });
           return;
@@ -391,46 +640,118 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
       }
     }
 
-    let answer: Canned | undefined;
+    let answer: Canned;
     if (path === '/robots.txt') {
-      answer = host.robots;
+      if (host.robotsFailsLeft > 0) {
+        host.robotsFailsLeft--;
+        answer = host.robotsFail!;
+      } else answer = host.robots;
+    } else if (host.policy !== null) {
+      servePolicy(host, host.policy, req, res, path, url, arrival, t, inFlight, delay);
+      return;
     } else {
-      const rate = host.rate;
-      if (rate !== null) {
-        if (rate.count < rate.requests) {
-          rate.ring[(rate.head + rate.count) % rate.requests] = arrival;
-          rate.count++;
-        } else if (rate.ring[rate.head] <= arrival - rate.windowMs) {
-          rate.ring[rate.head] = arrival;
-          rate.head = (rate.head + 1) % rate.requests;
-        } else {
-          answer = rate.answer;
-        }
-      }
-      if (answer === undefined && host.statusCuts.length > 0) {
-        const u = host.statusRandom();
-        for (let i = 0; i < host.statusCuts.length; i++) {
-          if (u < host.statusCuts[i]) {
-            answer = host.statusAnswers[i];
-            break;
-          }
-        }
-      }
-      if (answer === undefined) {
-        const index = pageIndex(path, host.spec.pages);
-        if (index >= 0) {
-          const variants = host.pages ? host.pages[index]! : renderVariants(host, parsed.seed, index);
-          const ae = req.headers['accept-encoding'];
-          answer = variants.gzip !== null && ae !== undefined && ae.includes('gzip') ? variants.gzip : variants.plain;
-        } else if (host.disallowed !== null && host.disallowed(path)) {
-          answer = canned(200, Buffer.from(renderDisallowedPage(host.name, path)), ['Content-Type', HTML, ...host.extraHeaders]);
-        } else {
-          answer = host.notFound;
-        }
-      }
+      answer = content(host, req, path);
     }
     if (delay > 0) setTimeout(deliver, delay, host, res, answer, t, url, inFlight).unref();
     else deliver(host, res, answer, t, url, inFlight);
+  };
+
+  // What a request for `path` gets when no limit stands in the way: a random status, the page, or a 404.
+  const content = (host: HostRuntime, req: IncomingMessage, path: string): Canned => {
+    if (host.statusCuts.length > 0) {
+      const u = host.statusRandom();
+      for (let i = 0; i < host.statusCuts.length; i++) {
+        if (u < host.statusCuts[i]) return host.statusAnswers[i];
+      }
+    }
+    const index = pageIndex(path, host.spec.pages);
+    if (index >= 0) {
+      const variants = host.pages ? host.pages[index]! : renderVariants(host, parsed.seed, index);
+      const ae = req.headers['accept-encoding'];
+      return variants.gzip !== null && ae !== undefined && ae.includes('gzip') ? variants.gzip : variants.plain;
+    }
+    if (host.disallowed !== null && host.disallowed(path)) {
+      return canned(200, Buffer.from(renderDisallowedPage(host.name, path)), ['Content-Type', HTML, ...host.extraHeaders]);
+    }
+    return host.notFound;
+  };
+
+  // A request under the host's limits (robots.txt and per-path overrides are outside them): an
+  // announced block, then the rate limit, then the quota, then the soft block decide.
+  const servePolicy = (
+    host: HostRuntime,
+    policy: Policy,
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    url: string,
+    arrival: number,
+    t: number,
+    inFlight: number,
+    delay: number,
+  ): void => {
+    const { rate, quota, soft } = policy;
+    let softHit = false;
+    if (soft !== null) {
+      soft.seen++;
+      softHit = soft.seen > soft.after || arrival - soft.last < soft.minGap;
+      soft.last = arrival;
+    }
+    const cost = quota === null ? 1 : costOf(quota, path);
+    let answer: Canned | undefined;
+    let flags = 0;
+    if (policy.block && t < host.blockUntil) {
+      answer = rate!.answer;
+      flags = BLOCKED | RATE_REFUSAL;
+    } else if (rate !== null && rate.count >= rate.requests && rate.ring[rate.head] > arrival - rate.windowMs) {
+      answer = rate.answer;
+      flags = RATE_REFUSAL;
+    } else {
+      if (quota !== null) {
+        const window = Math.floor(t / quota.windowMs);
+        if (window !== quota.window) {
+          quota.window = window;
+          quota.used = 0;
+        }
+        if (quota.used + cost > quota.units) {
+          answer = quota.answer;
+          flags = QUOTA_REFUSAL;
+        } else quota.used += cost;
+      }
+      if (answer === undefined) {
+        if (rate !== null) admit(rate, arrival);
+        if (softHit) {
+          answer = soft!.answer;
+          flags = SOFT;
+        } else answer = content(host, req, path);
+      }
+    }
+    let extra: string[] | null = null;
+    if (policy.rateHeaders !== 'none' && rate !== null) {
+      const standing = rateStanding(rate, arrival);
+      let { remaining, resetMs } = standing;
+      if ((flags & BLOCKED) !== 0) {
+        remaining = 0;
+        resetMs = Math.max(resetMs, host.blockUntil - t);
+      }
+      extra =
+        policy.rateHeaders === 'ratelimit'
+          ? ['RateLimit-Limit', String(rate.requests), 'RateLimit-Remaining', String(remaining), 'RateLimit-Reset', String(Math.ceil(resetMs / 1000))]
+          : [
+              'X-RateLimit-Limit',
+              String(rate.requests),
+              'X-RateLimit-Remaining',
+              String(remaining),
+              'X-RateLimit-Reset',
+              String(Math.ceil((Date.now() + resetMs) / 1000)),
+            ];
+    }
+    if (quota !== null && quota.costHeader !== null) (extra ??= []).push(quota.costHeader, String(cost));
+    if (extra === null && flags === 0) {
+      if (delay > 0) setTimeout(deliver, delay, host, res, answer, t, url, inFlight).unref();
+      else deliver(host, res, answer, t, url, inFlight);
+    } else if (delay > 0) setTimeout(deliverWith, delay, host, res, answer, t, url, inFlight, extra, flags).unref();
+    else deliverWith(host, res, answer, t, url, inFlight, extra, flags);
   };
 
   const unknownHost = statusAnswer(404, []);
@@ -510,6 +831,14 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
     }
   }
 
+  const unknown = (host: string): Error =>
+    new Error(`test site: unknown host ${JSON.stringify(host)} (known: ${Object.keys(ports).join(', ')})`);
+  const runtimeOf = (host: string): HostRuntime => {
+    const h = runtimes.get(host.toLowerCase());
+    if (h === undefined) throw unknown(host);
+    return h;
+  };
+
   let closing: Promise<void> | null = null;
   return {
     hosts,
@@ -520,8 +849,24 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
     log: log.entries,
     origin(host: string): string {
       const name = host.toLowerCase();
-      if (!Object.hasOwn(ports, name)) throw new Error(`test site: unknown host ${JSON.stringify(host)} (known: ${Object.keys(ports).join(', ')})`);
+      if (!Object.hasOwn(ports, name)) throw unknown(host);
       return `http://${name}:${ports[name]}`;
+    },
+    blocks(host: string): BlockInterval[] {
+      const pairs = runtimeOf(host).blocks;
+      const out: BlockInterval[] = [];
+      for (let i = 0; i < pairs.length; i += 2) out.push({ from: pairs[i], to: pairs[i + 1] });
+      return out;
+    },
+    inFlightStats(host: string): InFlightStats {
+      const h = runtimeOf(host);
+      let { area, busy } = h;
+      if (h.inFlight > 0) {
+        const dt = performance.now() - h.since;
+        area += h.inFlight * dt;
+        busy += dt;
+      }
+      return { mean: busy > 0 ? area / busy : 0, max: h.peak, samples: h.arrivals };
     },
     close(): Promise<void> {
       closing ??= (async () => {

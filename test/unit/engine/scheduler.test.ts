@@ -11,7 +11,7 @@ const T0 = Date.UTC(2026, 0, 1);
 
 function req(slotKey: string, i: number, priority = 0): CrawlRequest {
   return { url: `http://${slotKey}/${i}`, origin: `http://${slotKey}`, path: `/${i}`, host: slotKey, method: 'GET', depth: 0,
-    priority, meta: {}, redirects: 0, robots: false, enqueuedAt: 0, slotKey, lane: -1 };
+    priority, meta: {}, redirects: 0, retries: 0, robots: false, enqueuedAt: 0, slotKey, lane: -1 };
 }
 
 /** A scheduler whose "downloads" take `latencyMs` of virtual time; records every start. */

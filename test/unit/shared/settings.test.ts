@@ -14,7 +14,7 @@ describe('settings schema', () => {
     expect(DEFAULT_SETTINGS.DOWNLOAD_TIMEOUT).toBe(180);
     expect(DEFAULT_SETTINGS.DOWNLOAD_MAXSIZE).toBe(1024 ** 3);
     expect(DEFAULT_SETTINGS.RANDOMIZE_DOWNLOAD_DELAY).toBe(0.5);
-    expect(SETTINGS_SCHEMA).toHaveLength(29);
+    expect(SETTINGS_SCHEMA).toHaveLength(31);
     for (const s of SETTINGS_SCHEMA) {
       expect(s.label.length, s.name).toBeGreaterThan(3);
       expect(s.help.length, s.name).toBeGreaterThan(10);

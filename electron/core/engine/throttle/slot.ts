@@ -1,10 +1,11 @@
 // One slot's throttle state (SPEC 1, 3, 4.4): its delay, lanes, pins and counters, and the
 // rules that derive its effective delay and concurrency from the live settings.
 
-import { drawFactor, type DownloadSlotOverride, type Randomize, type Settings } from '../../../../shared/settings';
+import { drawFactor, type DownloadSlotOverride, type Randomize, type ScopeSettings, type Settings } from '../../../../shared/settings';
 import type { DelayCause } from '../../../../shared/types';
 import { formatDebugLine } from '../../../../shared/debug-line';
-import { autothrottleApplies, autothrottleNextDelay, autothrottleParams, autothrottleStartDelay } from './autothrottle';
+import { autothrottleApplies, autothrottleNextDelay, type AutoThrottleParams } from './autothrottle';
+import { BackoffState, backoffDelay, backoffParams, type BackoffParams } from './backoff';
 import type { HeapItem } from '../heap';
 import { RequestQueue, type CrawlRequest } from '../request';
 
@@ -38,6 +39,15 @@ export class Slot implements HeapItem {
   pinDelay: number | null = null;
   pinConcurrency: number | null = null;
   lastActive = 0;
+  readonly backoff = new BackoffState();
+  /** robots.txt Crawl-delay in force (seconds, already capped), or null. */
+  crawlDelay: number | null = null;
+
+  // The scope's THROTTLING_SCOPES entry and derived parameters, cached per settings object.
+  private cfgFor: Settings | null = null;
+  private cfg: ScopeSettings | undefined;
+  private backoffP!: BackoffParams;
+  private atP!: AutoThrottleParams & { readonly enabled: boolean };
 
   // Counters for the slot table.
   requests = 0;
@@ -55,50 +65,121 @@ export class Slot implements HeapItem {
     settings: Settings,
     memory?: SlotMemory,
   ) {
-    this.delay = memory ? memory.delay : startDelay(override, settings);
+    this.delay = memory ? memory.delay : startDelay(key, override, settings);
     if (memory) this.lastStart = memory.lastStart;
+  }
+
+  /** THROTTLING_SCOPES settings of this scope (undefined when none), refreshed when settings change. */
+  scope(s: Settings): ScopeSettings | undefined {
+    if (this.cfgFor !== s) this.refresh(s);
+    return this.cfg;
+  }
+
+  backoffParams(s: Settings): BackoffParams {
+    if (this.cfgFor !== s) this.refresh(s);
+    return this.backoffP;
+  }
+
+  /** AutoThrottle parameters of this scope: per-scope values replace the global ones (SPEC 4.1). */
+  autothrottle(s: Settings): AutoThrottleParams & { readonly enabled: boolean } {
+    if (this.cfgFor !== s) this.refresh(s);
+    return this.atP;
+  }
+
+  private refresh(s: Settings): void {
+    this.cfgFor = s;
+    this.cfg = s.THROTTLING_SCOPES[this.key];
+    this.backoffP = backoffParams(s, this.cfg?.backoff);
+    this.atP = scopeAutoThrottle(this.key, s);
   }
 
   concurrency(s: Settings): number {
     if (this.pinConcurrency !== null) return this.pinConcurrency;
+    const scoped = this.scope(s)?.concurrency;
+    if (scoped !== undefined) return scoped;
+    if (this.crawlDelay !== null) return 1;
     if (this.override?.concurrency !== undefined) return this.override.concurrency;
     return s.CONCURRENT_REQUESTS_PER_IP > 0 ? s.CONCURRENT_REQUESTS_PER_IP : s.CONCURRENT_REQUESTS_PER_DOMAIN;
   }
 
   randomization(s: Settings): Randomize {
+    if (this.backoff.level > 0) return this.backoffParams(s).jitter;
+    const scoped = this.scope(s)?.jitter;
+    if (scoped !== undefined) return scoped;
     const r = this.override?.randomize_delay;
     if (r === undefined) return s.RANDOMIZE_DOWNLOAD_DELAY;
     return r ? 0.5 : false;
   }
 
-  /** The largest of the delay sources (SPEC 4.4), in seconds, and which one binds. */
-  effectiveDelay(s: Settings): { delay: number; cause: DelayCause } {
+  /**
+   * The configured floor: the scope's delay, else (AutoThrottle off) a DOWNLOAD_SLOTS delay,
+   * which replaces DOWNLOAD_DELAY for its slot as in Scrapy, else DOWNLOAD_DELAY.
+   */
+  floor(s: Settings): number {
+    const scoped = this.scope(s)?.delay;
+    if (scoped !== undefined) return scoped;
+    if (this.override?.delay !== undefined && !this.autothrottle(s).enabled) return this.override.delay;
+    return s.DOWNLOAD_DELAY;
+  }
+
+  /**
+   * The largest of the delay sources (SPEC 4.4), in seconds, and which one binds: the floor,
+   * AutoThrottle's delay (or a user's pin in place of both), robots.txt Crawl-delay, backoff,
+   * and a Retry-After block (as the time left from `now`, when given).
+   */
+  effectiveDelay(s: Settings, now?: number): { delay: number; cause: DelayCause } {
     let delay: number;
     let cause: DelayCause;
     if (this.pinDelay !== null) {
       delay = this.pinDelay;
       cause = 'pin';
-    } else if (s.AUTOTHROTTLE_ENABLED) {
-      const floor = s.DOWNLOAD_DELAY;
-      if (this.delay >= floor) {
-        delay = this.delay;
-        cause = 'autothrottle';
+    } else {
+      const floor = this.floor(s);
+      const own = this.ownDelayFor(s);
+      if (own > floor) {
+        delay = own;
+        cause = this.autothrottle(s).enabled ? 'autothrottle' : 'floor';
       } else {
         delay = floor;
         cause = 'floor';
       }
-    } else {
-      delay = this.delay === -1 ? s.DOWNLOAD_DELAY : this.delay;
-      cause = 'floor';
+    }
+    if (this.crawlDelay !== null && this.crawlDelay > delay) {
+      delay = this.crawlDelay;
+      cause = 'crawl-delay';
+    }
+    if (this.backoff.level > 0) {
+      const b = backoffDelay(this.backoff, this.backoffParams(s));
+      if (b >= delay) {
+        delay = b;
+        cause = 'backoff';
+      }
+    }
+    if (now !== undefined && this.backoff.blockedUntil > now) {
+      const left = (this.backoff.blockedUntil - now) / 1000;
+      if (left >= delay) {
+        delay = left;
+        cause = 'retry-after';
+      }
     }
     return { delay, cause: delay > 0 ? cause : 'none' };
   }
 
-  /** Seconds of the effective delay only (hot path). */
+  /** Seconds of the effective delay, without a Retry-After block (hot path). */
   delaySeconds(s: Settings): number {
-    if (this.pinDelay !== null) return this.pinDelay;
-    if (s.AUTOTHROTTLE_ENABLED) return this.delay >= s.DOWNLOAD_DELAY ? this.delay : s.DOWNLOAD_DELAY;
-    return this.delay === -1 ? s.DOWNLOAD_DELAY : this.delay;
+    let d: number;
+    if (this.pinDelay !== null) d = this.pinDelay;
+    else {
+      const floor = this.floor(s);
+      const own = this.ownDelayFor(s);
+      d = own > floor ? own : floor;
+    }
+    if (this.crawlDelay !== null && this.crawlDelay > d) d = this.crawlDelay;
+    if (this.backoff.level > 0) {
+      const b = backoffDelay(this.backoff, this.backoffParams(s));
+      if (b > d) d = b;
+    }
+    return d;
   }
 
   /** The slot's own delay before floors, pins and backoff: AutoThrottle's, or the configured one. */
@@ -106,9 +187,16 @@ export class Slot implements HeapItem {
     return this.delay === -1 ? s.DOWNLOAD_DELAY : this.delay;
   }
 
+  /** Own delay when it counts: AutoThrottle on for this scope, or a DOWNLOAD_SLOTS delay. */
+  private ownDelayFor(s: Settings): number {
+    if (this.delay === -1) return 0;
+    return this.delay;
+  }
+
   /** Earliest time (epoch ms) the next request may start, ignoring concurrency. */
   readyAt(s: Settings): number {
     let t = this.lastStart + this.delaySeconds(s) * 1000 * this.gapFactor;
+    if (this.backoff.blockedUntil > t) t = this.backoff.blockedUntil;
     const perLane = s.DOWNLOAD_DELAY_PER_SLOT;
     if (perLane > 0) {
       const lanes = this.concurrency(s);
@@ -166,13 +254,28 @@ export class Slot implements HeapItem {
   }
 }
 
+/** AutoThrottle for one scope: THROTTLING_SCOPES' delay replaces mindelay, its autothrottle map the rest (SPEC 4.1). */
+export function scopeAutoThrottle(key: string, s: Settings): AutoThrottleParams & { readonly enabled: boolean; readonly startDelay: number } {
+  const scope = s.THROTTLING_SCOPES[key];
+  const at = scope?.autothrottle;
+  const mindelay = scope?.delay ?? s.DOWNLOAD_DELAY;
+  return {
+    enabled: at?.enabled ?? s.AUTOTHROTTLE_ENABLED,
+    mindelay,
+    maxdelay: at?.max_delay ?? s.AUTOTHROTTLE_MAX_DELAY,
+    target: at?.target_concurrency ?? s.AUTOTHROTTLE_TARGET_CONCURRENCY,
+    startDelay: Math.max(mindelay, at?.start_delay ?? s.AUTOTHROTTLE_START_DELAY),
+  };
+}
+
 /**
  * A new slot's delay: DOWNLOAD_SLOTS' delay, else AutoThrottle's start delay; with AutoThrottle
- * off and no override, −1 means "follow the live DOWNLOAD_DELAY".
+ * off and no override, −1 means "no delay of its own: follow the live floor".
  */
-export function startDelay(override: DownloadSlotOverride | undefined, s: Settings): number {
+export function startDelay(key: string, override: DownloadSlotOverride | undefined, s: Settings): number {
   if (override?.delay !== undefined) return override.delay;
-  return s.AUTOTHROTTLE_ENABLED ? autothrottleStartDelay(s) : -1;
+  const at = scopeAutoThrottle(key, s);
+  return at.enabled ? at.startDelay : -1;
 }
 
 /** One response as AutoThrottle sees it. */
@@ -195,10 +298,11 @@ export interface FeedbackResult {
 /** Feeds one response to the slot's AutoThrottle (SPEC 4.2–4.3). Used by the engine and by `replay`. */
 export function applyAutoThrottle(slot: Slot, fb: ThrottleFeedback, s: Settings): FeedbackResult {
   const old = slot.delay;
-  if (!s.AUTOTHROTTLE_ENABLED || !autothrottleApplies(fb.latency, fb.meta)) {
+  const p = slot.autothrottle(s);
+  if (!p.enabled || !autothrottleApplies(fb.latency, fb.meta)) {
     return { adjusted: false, oldDelay: old, debugLine: null };
   }
-  slot.delay = autothrottleNextDelay(old, fb.latency, fb.status, autothrottleParams(s));
+  slot.delay = autothrottleNextDelay(old, fb.latency, fb.status, p);
   const debugLine = s.AUTOTHROTTLE_DEBUG
     ? formatDebugLine({ slot: slot.key, concurrency: fb.inFlight, delay: slot.delay, oldDelay: old, latency: fb.latency, size: fb.size })
     : null;
