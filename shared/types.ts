@@ -7,6 +7,7 @@ export type DelayCause =
   | 'floor'
   | 'autothrottle'
   | 'backoff'
+  | 'rampup'
   | 'crawl-delay'
   | 'retry-after'
   | 'pin';

@@ -16,6 +16,7 @@ import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './ro
 import { Scheduler } from './scheduler';
 import { applyAutoThrottle, type Slot } from './throttle/slot';
 import { backoffDelay, blockFromHeaders, isFeedback, recover, stepUp } from './throttle/backoff';
+import { rampupFeedback, rampupRate } from './throttle/rampup';
 
 /** Where the crawl reports what happens; the store and the hosts subscribe here. */
 export interface CrawlSinks {
@@ -501,7 +502,19 @@ export class Crawler {
     const b = slot.backoff;
     const now = res.endedAt;
     const level = b.level;
-    if (feedback) {
+    const rp = slot.rampupParams(s);
+    if (rp) {
+      // Rampup replaces stepwise backoff: a cut of the learned rate, once per burst.
+      if (feedback) {
+        const before = rampupRate(slot.rampup, now, rp);
+        if (rampupFeedback(slot.rampup, res.startedAt, now, rp)) {
+          const after = rampupRate(slot.rampup, now, rp);
+          this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'rampup_rate', source: 'rampup', oldValue: before, newValue: after });
+          this.event('info', 'rampup-cut', slot.key,
+            `rampup on ${slot.key}: ${res.status ?? res.errorKind} at ${before.toFixed(2)} req/s; now ${after.toFixed(2)} req/s, climbing back`);
+        }
+      }
+    } else if (feedback) {
       if (stepUp(b, res.startedAt, now, slot.delaySeconds(s))) {
         this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'backoff_level', source: 'backoff', oldValue: level, newValue: b.level });
         this.event('info', 'backoff-step', slot.key,

@@ -6,6 +6,7 @@ import type { DelayCause } from '../../../../shared/types';
 import { formatDebugLine } from '../../../../shared/debug-line';
 import { autothrottleApplies, autothrottleNextDelay, type AutoThrottleParams } from './autothrottle';
 import { BackoffState, backoffDelay, backoffParams, type BackoffParams } from './backoff';
+import { RampupState, rampupBegin, rampupDelay, type RampupParams } from './rampup';
 import type { HeapItem } from '../heap';
 import { RequestQueue, type CrawlRequest } from '../request';
 
@@ -40,6 +41,7 @@ export class Slot implements HeapItem {
   pinConcurrency: number | null = null;
   lastActive = 0;
   readonly backoff = new BackoffState();
+  readonly rampup = new RampupState();
   /** robots.txt Crawl-delay in force (seconds, already capped), or null. */
   crawlDelay: number | null = null;
 
@@ -48,6 +50,7 @@ export class Slot implements HeapItem {
   private cfg: ScopeSettings | undefined;
   private backoffP!: BackoffParams;
   private atP!: AutoThrottleParams & { readonly enabled: boolean };
+  private rampupP: RampupParams | null = null;
 
   // Counters for the slot table.
   requests = 0;
@@ -91,6 +94,13 @@ export class Slot implements HeapItem {
     this.cfg = s.THROTTLING_SCOPES[this.key];
     this.backoffP = backoffParams(s, this.cfg?.backoff);
     this.atP = scopeAutoThrottle(this.key, s);
+    this.rampupP = this.cfg?.rampup ? { target: s.RAMPUP_BACKOFF_TARGET, window: this.backoffP.window } : null;
+  }
+
+  /** Rampup parameters when this scope has `rampup: true`, else null. */
+  rampupParams(s: Settings): RampupParams | null {
+    if (this.cfgFor !== s) this.refresh(s);
+    return this.rampupP;
   }
 
   concurrency(s: Settings): number {
@@ -103,7 +113,7 @@ export class Slot implements HeapItem {
   }
 
   randomization(s: Settings): Randomize {
-    if (this.backoff.level > 0) return this.backoffParams(s).jitter;
+    if (this.backoff.level > 0 || this.rampupParams(s)) return this.backoffParams(s).jitter;
     const scoped = this.scope(s)?.jitter;
     if (scoped !== undefined) return scoped;
     const r = this.override?.randomize_delay;
@@ -155,6 +165,14 @@ export class Slot implements HeapItem {
         cause = 'backoff';
       }
     }
+    const rp = this.rampupParams(s);
+    if (rp) {
+      const r = rampupDelay(this.rampup, this.rampupTime(now), rp);
+      if (r >= delay) {
+        delay = r;
+        cause = 'rampup';
+      }
+    }
     if (now !== undefined && this.backoff.blockedUntil > now) {
       const left = (this.backoff.blockedUntil - now) / 1000;
       if (left >= delay) {
@@ -179,7 +197,17 @@ export class Slot implements HeapItem {
       const b = backoffDelay(this.backoff, this.backoffParams(s));
       if (b > d) d = b;
     }
+    const rp = this.rampupParams(s);
+    if (rp) {
+      const r = rampupDelay(this.rampup, this.rampupTime(), rp);
+      if (r > d) d = r;
+    }
     return d;
+  }
+
+  /** Rampup's rate is read at the latest start (or `now` before any): the gap after a start follows the rate then. */
+  private rampupTime(now?: number): number {
+    return this.lastStart > -Infinity ? this.lastStart : now ?? 0;
   }
 
   /** The slot's own delay before floors, pins and backoff: AutoThrottle's, or the configured one. */
@@ -220,6 +248,7 @@ export class Slot implements HeapItem {
     this.lastStart = now;
     this.lastActive = now;
     this.gapFactor = drawFactor(this.randomization(s), random);
+    if (this.rampupParams(s)) rampupBegin(this.rampup, now);
     if (s.DOWNLOAD_DELAY_PER_SLOT > 0) {
       const lanes = this.concurrency(s);
       let best = -1;
