@@ -7,6 +7,7 @@ import { dirname, resolve as resolvePath } from 'node:path';
 import { describeSeedError, parseCrawlConfig } from './core/engine/crawl-config';
 import { runVectorFile } from './core/engine/throttle/conformance';
 import { runCrawl } from './core/crawl-runner';
+import { PluginError } from './core/engine/scopes';
 import { startTestSite, demoScenario } from './core/testsite/index';
 import { parseScenario, ScenarioError } from './core/testsite/scenario';
 import { defaultDatabaseFile } from './core/store/data-dir';
@@ -83,8 +84,14 @@ async function cmdCrawl(argv: string[]): Promise<number> {
   for (const e of parsed.config.seedErrors) err(`skipped ${describeSeedError(e)}: ${JSON.stringify(e.text.trim())}`);
   const db = resolvePath(String(a.db));
   mkdirSync(dirname(db), { recursive: true });
-  const { summary } = await runCrawl({ config: parsed.config, db, log: a.quiet ? undefined : err });
-  process.stdout.write(`${JSON.stringify(summary)}\n`);
+  try {
+    const { summary } = await runCrawl({ config: parsed.config, db, log: a.quiet ? undefined : err, baseDir: dirname(resolvePath(String(a.config))) });
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+  } catch (e) {
+    if (!(e instanceof PluginError)) throw e;
+    err(`invalid crawl config ${a.config}:\n  settings.${e.message}`);
+    return 2;
+  }
   return 0;
 }
 

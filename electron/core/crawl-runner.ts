@@ -17,6 +17,8 @@ export interface RunCrawlOptions {
   readonly log?: (line: string) => void;
   /** Seconds between progress lines; 0 = none. */
   readonly progressEvery?: number;
+  /** Folder relative paths in the settings (THROTTLING_MANAGER) are resolved from; the working folder by default. */
+  readonly baseDir?: string;
   /** Called once the crawl is running, e.g. to steer it from a test. */
   readonly onStart?: (crawler: Crawler, crawlId: number) => void;
 }
@@ -47,8 +49,9 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
       seeds: config.seeds,
       follow: { ...config.follow, include: config.follow.include.map((r) => r.source), exclude: config.follow.exclude.map((r) => r.source) },
       resolve: config.resolve,
+      scopes: config.scopeRules,
     };
-    const crawlId = await writer.createCrawl(config.name, crawlConfig, config.settings);
+    let crawlId = 0;
     const crawler = new Crawler({
       config,
       clock: o.clock,
@@ -64,6 +67,8 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
         onStatus: (status) => writer.updateCrawl(crawlId, { status }),
       },
     });
+    await crawler.prepare(o.baseDir);
+    crawlId = await writer.createCrawl(config.name, crawlConfig, config.settings);
     crawler.start();
     const started = crawler.stats().startedAt ?? Date.now();
     writer.updateCrawl(crawlId, { startedAt: started });

@@ -2,6 +2,7 @@
 // whole, with errors that name the field, the value and what is allowed.
 
 import { applySettings, DEFAULT_SETTINGS, type Settings, type SettingError } from '../../../shared/settings';
+import { parseScopeRules, type ScopeRule } from './scopes';
 import { parseSeedList, type FollowRules, type FollowScope, type SeedLineError } from './frontier';
 
 export interface CrawlConfig {
@@ -13,6 +14,8 @@ export interface CrawlConfig {
   /** The settings as given (Scrapy names), kept with the crawl. */
   readonly settingsGiven: Readonly<Record<string, unknown>>;
   readonly resolve: Readonly<Record<string, string>>;
+  /** Declarative scope rules (SPEC 5.1), in order. */
+  readonly scopeRules: readonly ScopeRule[];
 }
 
 export interface ConfigError {
@@ -45,7 +48,7 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
     return { ok: false, errors: [{ field: '(config)', value: input, message: 'the crawl config must be a JSON object' }] };
   }
   const c = input as Record<string, unknown>;
-  const known = new Set(['name', 'seeds', 'follow', 'settings', 'resolve']);
+  const known = new Set(['name', 'seeds', 'follow', 'settings', 'resolve', 'scopes']);
   for (const k of Object.keys(c)) if (!known.has(k)) err(k, c[k], `unknown field; known: ${[...known].join(', ')}`);
 
   let name = 'crawl';
@@ -141,8 +144,15 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
     }
   }
 
+  let scopeRules: ScopeRule[] = [];
+  if (c.scopes !== undefined) {
+    const r = parseScopeRules(c.scopes);
+    scopeRules = r.rules;
+    for (const message of r.errors) errors.push({ field: message.slice(0, message.indexOf(':')), value: c.scopes, message });
+  }
+
   if (errors.length > 0 || !settings) return { ok: false, errors };
-  return { ok: true, config: { name, seeds: seeds.urls, seedErrors: seeds.errors, follow, settings, settingsGiven, resolve } };
+  return { ok: true, config: { name, seeds: seeds.urls, seedErrors: seeds.errors, follow, settings, settingsGiven, resolve, scopeRules } };
 }
 
 /** "seeds file line 2: not an absolute URL …" */

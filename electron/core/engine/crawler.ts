@@ -17,6 +17,7 @@ import { Scheduler } from './scheduler';
 import { applyAutoThrottle, type Slot } from './throttle/slot';
 import { backoffDelay, blockFromHeaders, isFeedback, recover, stepUp } from './throttle/backoff';
 import { rampupFeedback, rampupRate } from './throttle/rampup';
+import { addScopes, loadThrottlingManager, ruleScopes, type ScopeSet, type ThrottlingManager } from './scopes';
 
 /** Where the crawl reports what happens; the store and the hosts subscribe here. */
 export interface CrawlSinks {
@@ -51,6 +52,7 @@ export interface CrawlStats {
 }
 
 const ROBOTS_PRIORITY = 1000;
+const NO_SCOPES: readonly string[] = [];
 const REDIRECT_PRIORITY_ADJUST = 2;
 const MAX_REDIRECTS = 20;
 const ROBOTS_RETRIES = 3;
@@ -282,10 +284,43 @@ export class Crawler {
     return host;
   }
 
+  /** Loads the THROTTLING_MANAGER plug-in, if one is set; call before start(). */
+  async prepare(baseDir?: string): Promise<void> {
+    const path = this.settings.THROTTLING_MANAGER;
+    if (path) this.plugin = await loadThrottlingManager(path, baseDir);
+  }
+
+  private plugin: ThrottlingManager | null = null;
+
+  /** The request's scopes beyond its slot: meta.throttling_scopes, the config's rules, the plug-in. */
+  private scopesFor(u: URL, slotKey: string, meta: Record<string, unknown>, depth: number): ScopeSet | null {
+    const rules = this.config.scopeRules;
+    if (meta.throttling_scopes === undefined && rules.length === 0 && !this.plugin) return null;
+    const set: ScopeSet = { keys: [], costs: null };
+    addScopes(set, meta.throttling_scopes);
+    ruleScopes(rules, u, set);
+    if (this.plugin?.getScopes) {
+      try {
+        addScopes(set, this.plugin.getScopes({ url: u.href, method: 'GET', meta, depth }));
+      } catch (e) {
+        this.warnOnce('plugin-error', null, `THROTTLING_MANAGER getScopes failed (${(e as Error)?.message ?? e}); ` +
+          `the request is kept with its other scopes. Fix the plug-in; this is reported once.`);
+      }
+    }
+    const i = set.keys.indexOf(slotKey);
+    if (i >= 0) set.keys.splice(i, 1);
+    return set;
+  }
+
   private makeRequest(u: URL, depth: number, priority: number, meta: Record<string, unknown>, redirects: number, robots: boolean): CrawlRequest {
     const host = hostOf(u);
+    const slotKey = this.slotKeyFor(host, meta);
+    const scopes = robots ? null : this.scopesFor(u, slotKey, meta, depth);
     return {
       retries: 0,
+      scopeKeys: scopes?.keys ?? NO_SCOPES,
+      costs: scopes?.costs ?? null,
+      quotaWindows: null,
       url: u.href,
       origin: u.origin,
       path: u.pathname + u.search,
@@ -297,7 +332,7 @@ export class Crawler {
       redirects,
       robots,
       enqueuedAt: 0,
-      slotKey: this.slotKeyFor(host, meta),
+      slotKey,
       lane: -1,
     };
   }
@@ -435,7 +470,8 @@ export class Crawler {
     const s = this.settings;
     const inFlight = slot.inFlight;
     const before = slot.delaySeconds(s);
-    const feedback = isFeedback(slot.backoffParams(s), res.status, res.errorKind);
+    const verdict = this.pluginVerdict(req, res);
+    const feedback = verdict.backoff ?? isFeedback(slot.backoffParams(s), res.status, res.errorKind);
     let debugLine: string | null = null;
     if (res.status !== null) {
       const fb = applyAutoThrottle(slot, { latency: res.latency, status: res.status, meta: req.meta, inFlight, size: res.bytes }, s);
@@ -455,7 +491,17 @@ export class Crawler {
     }
     this.bytes += res.bytes;
     slot.bytes += res.bytes;
-    if (res.errorKind !== 'cancelled') this.backoffFeedback(req, slot, res, feedback);
+    if (res.errorKind !== 'cancelled') {
+      this.backoffFeedback(req, slot, res, feedback);
+      for (const key of req.scopeKeys) {
+        const scope = this.scheduler.slot(key);
+        if (res.status !== null) {
+          applyAutoThrottle(scope, { latency: res.latency, status: res.status, meta: req.meta, inFlight: scope.inFlight, size: res.bytes }, s);
+        }
+        this.backoffFeedback(req, scope, res, verdict.backoff ?? isFeedback(scope.backoffParams(s), res.status, res.errorKind));
+      }
+      this.settleCosts(req, res, verdict.cost);
+    }
     this.scheduler.finish(req, slot);
     const after = slot.effectiveDelay(s, res.endedAt);
     const contentType = headerValue(res.headers, 'content-type');
@@ -536,6 +582,44 @@ export class Crawler {
     }
   }
 
+  /** The plug-in's getResponseBackoff: backoff true/false overrides the status rule; cost settles quotas. */
+  private pluginVerdict(req: CrawlRequest, res: DownloadResult): { backoff?: boolean; cost?: unknown } {
+    const fn = this.plugin?.getResponseBackoff;
+    if (!fn) return {};
+    try {
+      const v = fn({ url: req.url, status: res.status, errorKind: res.errorKind, headers: res.headers ?? {}, scopes: [req.slotKey, ...req.scopeKeys] });
+      if (typeof v === 'boolean') return { backoff: v };
+      if (v && typeof v === 'object') {
+        const o = v as { backoff?: unknown; cost?: unknown };
+        return { backoff: typeof o.backoff === 'boolean' ? o.backoff : undefined, cost: o.cost };
+      }
+    } catch (e) {
+      this.warnOnce('plugin-error', null, `THROTTLING_MANAGER getResponseBackoff failed (${(e as Error)?.message ?? e}); ` +
+        'the response is judged by its status. Fix the plug-in; this is reported once.');
+    }
+    return {};
+  }
+
+  /** SPEC 5.4: the actual cost, from the plug-in or the scope's quota_header, settles the expected one. */
+  private settleCosts(req: CrawlRequest, res: DownloadResult, pluginCost: unknown): void {
+    if (!req.quotaWindows) return;
+    for (const key of Object.keys(req.quotaWindows)) {
+      let actual: number | undefined;
+      if (typeof pluginCost === 'number') actual = pluginCost;
+      else if (pluginCost && typeof pluginCost === 'object') {
+        const c = (pluginCost as Record<string, unknown>)[key];
+        if (typeof c === 'number') actual = c;
+      }
+      if (actual === undefined && res.headers) {
+        const name = this.scheduler.slot(key).scope(this.settings)?.quota_header;
+        const v = name ? res.headers[name] : undefined;
+        const n = Number(Array.isArray(v) ? v[0] : v);
+        if (v !== undefined && Number.isFinite(n) && n >= 0) actual = n;
+      }
+      if (actual !== undefined) this.scheduler.settleCost(req, key, actual);
+    }
+  }
+
   /** Backed-off requests are retried up to RETRY_TIMES, each attempt recorded; never dropped silently. */
   private retry(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
     if (req.retries >= this.settings.RETRY_TIMES) {
@@ -543,7 +627,7 @@ export class Crawler {
         `gave up on ${req.url} after ${req.retries + 1} attempts (last: ${res.status ?? res.errorKind})`);
       return;
     }
-    this.scheduler.enqueue({ ...req, retries: req.retries + 1, priority: req.priority - 1, enqueuedAt: 0, lane: -1 });
+    this.scheduler.enqueue({ ...req, retries: req.retries + 1, priority: req.priority - 1, enqueuedAt: 0, lane: -1, quotaWindows: null });
   }
 
   /** Redirects and links. */

@@ -19,6 +19,12 @@ export interface CrawlRequest {
   readonly retries: number;
   /** robots.txt fetch (not a page of the crawl). */
   readonly robots: boolean;
+  /** Scopes beyond the slot (SPEC 5.1): meta.throttling_scopes, scope rules, the plug-in. */
+  readonly scopeKeys: readonly string[];
+  /** Expected quota cost per scope key (1 where absent). */
+  readonly costs: Readonly<Record<string, number>> | null;
+  /** Quota window (its start, epoch ms) each cost was taken from, for settling the actual cost. */
+  quotaWindows: Record<string, number> | null;
   /** When it entered its slot's queue (epoch ms). */
   enqueuedAt: number;
   /** Slot key, set when queued. */
@@ -50,6 +56,22 @@ class Deque<T> {
 
   *[Symbol.iterator](): IterableIterator<T> {
     for (let i = 0; i < this.size; i++) yield this.buf[(this.head + i) & (this.buf.length - 1)] as T;
+  }
+
+  at(i: number): T | undefined {
+    return i < this.size ? this.buf[(this.head + i) & (this.buf.length - 1)] : undefined;
+  }
+
+  /** Removes the i-th item, keeping the order of the rest. */
+  removeAt(i: number): T | undefined {
+    if (i >= this.size) return undefined;
+    const mask = this.buf.length - 1;
+    const x = this.buf[(this.head + i) & mask];
+    for (let j = i; j > 0; j--) this.buf[(this.head + j) & mask] = this.buf[(this.head + j - 1) & mask];
+    this.buf[this.head] = undefined;
+    this.head = (this.head + 1) & mask;
+    this.size--;
+    return x;
   }
 
   private grow(): void {
@@ -92,5 +114,35 @@ export class RequestQueue {
 
   *[Symbol.iterator](): IterableIterator<CrawlRequest> {
     for (const level of this.levels) yield* level.items;
+  }
+
+  /** The request shift() would return. */
+  peek(): CrawlRequest | undefined {
+    for (const level of this.levels) if (level.items.size > 0) return level.items.at(0);
+    return undefined;
+  }
+
+  /**
+   * Among the first `scan` requests of the highest priority, the one with the highest score
+   * (ties: the earliest); requests scoring -Infinity are skipped. Removes and returns it.
+   */
+  takeBest(scan: number, score: (r: CrawlRequest) => number): CrawlRequest | undefined {
+    const level = this.levels.find((l) => l.items.size > 0);
+    if (!level) return undefined;
+    let best = -1;
+    let bestScore = -Infinity;
+    const n = Math.min(scan, level.items.size);
+    for (let i = 0; i < n; i++) {
+      const sc = score(level.items.at(i)!);
+      if (sc > bestScore) {
+        best = i;
+        bestScore = sc;
+      }
+    }
+    if (best < 0) return undefined;
+    this.size--;
+    const req = level.items.removeAt(best);
+    if (level.items.size === 0 && this.levels.length > 1) this.levels.splice(this.levels.indexOf(level), 1);
+    return req;
   }
 }

@@ -5,7 +5,15 @@ import type { Settings } from '../../../shared/settings';
 import type { Clock, TimerHandle } from '../clock';
 import { IndexedHeap } from './heap';
 import { Deque, type CrawlRequest } from './request';
-import { Slot, startDelay, type SlotMemory } from './throttle/slot';
+import { Slot, startDelay } from './throttle/slot';
+
+/** How many queued requests of a slot are looked at to prefer the largest quota share. */
+const QUOTA_SCAN = 16;
+
+/** A request's expected cost in a scope (SPEC 5.4: 1 unless given). */
+export function costOf(req: CrawlRequest, key: string): number {
+  return req.costs?.[key] ?? 1;
+}
 
 /** Starts per pump before yielding to the event loop. */
 const MAX_STARTS_PER_PUMP = 256;
@@ -27,7 +35,8 @@ export class Scheduler {
   private readonly random: () => number;
   private readonly startFn: (req: CrawlRequest, slot: Slot) => void;
   private readonly slots = new Map<string, Slot>();
-  private readonly dormant = new Map<string, SlotMemory>();
+  /** Long-idle slots, kept whole (learned delay, backoff, quota) but out of the working set. */
+  private readonly dormant = new Map<string, Slot>();
   private readonly heap = new IndexedHeap<Slot>();
   private readonly ring = new Deque<Slot>();
   private timer: TimerHandle | null = null;
@@ -55,9 +64,9 @@ export class Scheduler {
   slot(key: string): Slot {
     let slot = this.slots.get(key);
     if (!slot) {
-      const memory = this.dormant.get(key);
-      if (memory) this.dormant.delete(key);
-      slot = new Slot(key, this.settings.DOWNLOAD_SLOTS[key], this.settings, memory);
+      slot = this.dormant.get(key);
+      if (slot) this.dormant.delete(key);
+      else slot = new Slot(key, this.settings.DOWNLOAD_SLOTS[key], this.settings);
       slot.lastActive = this.clock.now();
       this.slots.set(key, slot);
       this.armSweep();
@@ -86,17 +95,97 @@ export class Scheduler {
     this.place(slot);
   }
 
-  /** A started request has finished (response, failure or cancel): free its places. */
+  /** A started request has finished (response, failure or cancel): free its places in every scope. */
   finish(req: CrawlRequest, slot: Slot): void {
-    slot.end(req, this.clock.now());
+    const now = this.clock.now();
+    slot.end(req, now);
     this.inFlight--;
+    for (const key of req.scopeKeys) {
+      const scope = this.slot(key);
+      scope.endScope(now);
+      this.wake(scope);
+    }
+    this.wake(slot);
     this.place(slot);
     this.requestPump();
   }
 
-  /** After a slot's delay or concurrency changed: move it in the heap to its new ready time. */
+  /** After a slot's delay, concurrency or pause changed: move it to its new ready time. */
   reschedule(slot: Slot): void {
+    this.wake(slot);
     this.place(slot);
+  }
+
+  /** Settles a request's actual quota cost in one scope (SPEC 5.4). */
+  settleCost(req: CrawlRequest, key: string, actual: number): void {
+    const windowStart = req.quotaWindows?.[key];
+    if (windowStart === undefined) return;
+    const scope = this.slot(key);
+    scope.settleQuota(windowStart, actual - costOf(req, key));
+    this.wake(scope);
+    this.place(scope);
+  }
+
+  /** Slots waiting on this scope get another look. */
+  private wake(scope: Slot): void {
+    if (scope.waiters.size === 0) return;
+    const waiting = [...scope.waiters];
+    scope.waiters.clear();
+    for (const w of waiting) this.place(w);
+  }
+
+  /**
+   * The request to start from a ready slot: its head, or, when scopes or quotas are involved,
+   * the first few requests whose every scope admits them now, preferring the one that takes the
+   * largest share of a quota (SPEC 5.4). Null when none may start: the slot then waits for the
+   * scope that holds it (a timer, or a wake-up when that scope frees a place).
+   */
+  private choose(slot: Slot, now: number): CrawlRequest | null {
+    const s = this.settings;
+    const head = slot.queue.peek()!;
+    if (head.scopeKeys.length === 0 && slot.quota(s) === null) return slot.queue.shift()!;
+    const req = slot.queue.takeBest(QUOTA_SCAN, (r) => this.score(slot, r, now));
+    if (req) return req;
+    let at = slot.quotaReadyAt(s, costOf(head, slot.key), now);
+    for (const key of head.scopeKeys) {
+      const scope = this.slot(key);
+      if (scope.paused || scope.inFlight >= scope.concurrency(s)) {
+        scope.waiters.add(slot);
+        return null;
+      }
+      at = Math.max(at, scope.readyAt(s), scope.quotaReadyAt(s, costOf(head, key), now));
+    }
+    this.heap.set(slot, at > now ? at : now + 1);
+    return null;
+  }
+
+  /** −∞ unless every scope admits `r` now; else the largest share of a quota it would take. */
+  private score(slot: Slot, r: CrawlRequest, now: number): number {
+    const s = this.settings;
+    let share = 0;
+    const own = costOf(r, slot.key);
+    if (slot.quotaReadyAt(s, own, now) > now) return -Infinity;
+    share = Math.max(share, own / slot.quotaLeft(s, now));
+    for (const key of r.scopeKeys) {
+      const scope = this.slot(key);
+      const cost = costOf(r, key);
+      if (!scope.admits(s, now) || scope.quotaReadyAt(s, cost, now) > now) return -Infinity;
+      share = Math.max(share, cost / scope.quotaLeft(s, now));
+    }
+    return share;
+  }
+
+  /** The request's other scopes take their place, and every scope with a quota its cost. */
+  private beginScopes(req: CrawlRequest, slot: Slot, now: number): void {
+    const s = this.settings;
+    let windows: Record<string, number> | null = null;
+    if (slot.quota(s)) (windows ??= {})[slot.key] = slot.consumeQuota(s, costOf(req, slot.key), now);
+    for (const key of req.scopeKeys) {
+      const scope = this.slot(key);
+      scope.beginScope(now, s, this.random);
+      if (scope.quota(s)) (windows ??= {})[key] = scope.consumeQuota(s, costOf(req, key), now);
+    }
+    req.quotaWindows = windows;
   }
 
   pause(): void {
@@ -228,9 +317,11 @@ export class Scheduler {
             this.heap.set(slot, at);
             continue;
           }
-          const req = slot.queue.shift()!;
+          const req = this.choose(slot, now);
+          if (!req) continue; // a scope of its next request holds it; choose() placed the slot
           this.queued--;
           slot.begin(req, now, s, this.random);
+          this.beginScopes(req, slot, now);
           this.inFlight++;
           this.startFn(req, slot);
           if (slot.runnable(s)) this.place(slot);
@@ -267,15 +358,17 @@ export class Scheduler {
     });
   }
 
-  /** Cleans up long-idle slots but keeps their learned delay and last start (unlike Scrapy). */
+  /** Moves long-idle slots out of the working set, keeping everything they learned (unlike Scrapy). */
   private sweep(): void {
     const cutoff = this.clock.now() - this.idleSlotMs;
     for (const [key, slot] of this.slots) {
-      if (slot.queue.size === 0 && slot.inFlight === 0 && !slot.paused && slot.pinDelay === null &&
-        slot.pinConcurrency === null && slot.lastActive < cutoff) {
+      if (slot.queue.size === 0 && slot.inFlight === 0 && slot.waiters.size === 0 && !slot.paused &&
+        slot.pinDelay === null && slot.pinConcurrency === null && slot.lastActive < cutoff) {
         this.heap.remove(slot);
         this.slots.delete(key);
-        this.dormant.set(key, slot.memory());
+        slot.laneLast = [];
+        slot.laneBusy = [];
+        this.dormant.set(key, slot);
       }
     }
   }

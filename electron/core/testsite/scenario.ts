@@ -484,13 +484,14 @@ function parseQuota(c: Checker, path: string, value: unknown): QuotaSpec | undef
   if (o.costs !== undefined) {
     const costs = c.object(child(path, 'costs'), o.costs, null) ?? {};
     const costPath = child(path, 'costs');
-    const max = units ?? Number.MAX_SAFE_INTEGER;
+    // A cost above the units could never be admitted: surely a typo.
+    const rule: NumberRule = units === undefined ? { int: true, min: 0 } : { int: true, min: 0, max: units };
     for (const [key, cost] of Object.entries(costs)) {
       if (!COST_KEY.test(key)) {
         c.reject(`${entry(costPath, key)} (key)`, key, 'a path starting with "/", or a prefix ending in "*", without "?", "#" or spaces');
         continue;
       }
-      const n = c.number(entry(costPath, key), cost, { int: true, min: 0, max });
+      const n = c.number(entry(costPath, key), cost, rule);
       if (n !== undefined) (quota.costs as Record<string, number>)[key] = n;
     }
   }
@@ -503,7 +504,7 @@ function parseSoftBlock(c: Checker, path: string, value: unknown): SoftBlockSpec
   if (!o) return undefined;
   const soft: { -readonly [K in keyof SoftBlockSpec]: SoftBlockSpec[K] } = { body: SOFT_BLOCK_BODY };
   if ((o.after === undefined) === (o.min_gap_ms === undefined)) {
-    c.reject(path, value, 'exactly one of after (requests before the block) and min_gap_ms (the gap that triggers it)');
+    c.reject(path, value, 'exactly one of after and min_gap_ms');
     return undefined;
   }
   let ok = true;

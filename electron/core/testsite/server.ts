@@ -551,7 +551,8 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
       headers = headers.concat('Retry-After', String(seconds));
     }
     const to = sent + seconds * 1000;
-    host.blocks.push(Math.round(sent * 1000) / 1000, Math.round(to * 1000) / 1000);
+    const from = Math.round(sent * 1000) / 1000;
+    host.blocks.push(from, from + seconds * 1000);
     if (to > host.blockUntil) host.blockUntil = to;
     return headers;
   };

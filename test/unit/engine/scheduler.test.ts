@@ -11,7 +11,8 @@ const T0 = Date.UTC(2026, 0, 1);
 
 function req(slotKey: string, i: number, priority = 0): CrawlRequest {
   return { url: `http://${slotKey}/${i}`, origin: `http://${slotKey}`, path: `/${i}`, host: slotKey, method: 'GET', depth: 0,
-    priority, meta: {}, redirects: 0, retries: 0, robots: false, enqueuedAt: 0, slotKey, lane: -1 };
+    priority, meta: {}, redirects: 0, retries: 0, robots: false, enqueuedAt: 0, slotKey, lane: -1,
+    scopeKeys: [], costs: null, quotaWindows: null };
 }
 
 /** A scheduler whose "downloads" take `latencyMs` of virtual time; records every start. */
@@ -139,6 +140,27 @@ describe('scheduler', () => {
     sched.enqueue(req('a', 1));
     expect(sched.existingSlot('a')!.delay).toBe(2.5);
     sched.close();
+  });
+
+  it('quota: prefers the request taking the largest share, others wait for the next window', async () => {
+    const h = harness({ RANDOMIZE_DOWNLOAD_DELAY: false, THROTTLING_SCOPES: { a: { quota: 5, window: 10 } } }, 10);
+    h.sched.pause();
+    const withCost = (i: number, cost: number) => ({ ...req('a', i), costs: { a: cost } });
+    h.sched.enqueue(withCost(1, 1));
+    h.sched.enqueue(withCost(2, 1));
+    h.sched.enqueue(withCost(3, 5));
+    h.sched.resume();
+    await h.clock.runTo(T0 + 30_000);
+    expect(h.starts.map((s) => [s.path, s.t])).toEqual([['/3', 0], ['/1', 10_000], ['/2', 10_000]]);
+  });
+
+  it('a request waits for every scope: a busy shared scope holds the other slot until it frees', async () => {
+    const h = harness({ RANDOMIZE_DOWNLOAD_DELAY: false, THROTTLING_SCOPES: { shared: { concurrency: 1 } } }, 100);
+    h.sched.enqueue({ ...req('a', 1), scopeKeys: ['shared'] });
+    h.sched.enqueue({ ...req('b', 1), scopeKeys: ['shared'] });
+    h.sched.enqueue(req('c', 1));
+    await h.clock.runTo(T0 + 1000);
+    expect(h.starts.map((s) => [s.key, s.t])).toEqual([['a', 0], ['c', 0], ['b', 100]]);
   });
 
   it('pausing holds every slot; paused slot holds only itself', async () => {

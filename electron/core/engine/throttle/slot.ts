@@ -10,12 +10,6 @@ import { RampupState, rampupBegin, rampupDelay, type RampupParams } from './ramp
 import type { HeapItem } from '../heap';
 import { RequestQueue, type CrawlRequest } from '../request';
 
-/** What a slot remembers after it is cleaned up for being idle, so learned delays survive. */
-export interface SlotMemory {
-  readonly delay: number;
-  readonly lastStart: number;
-}
-
 export class Slot implements HeapItem {
   heapIndex = -1;
   heapKey = 0;
@@ -44,6 +38,11 @@ export class Slot implements HeapItem {
   readonly rampup = new RampupState();
   /** robots.txt Crawl-delay in force (seconds, already capped), or null. */
   crawlDelay: number | null = null;
+  /** Quota units taken in the current window, and when that window began (SPEC 5.4). */
+  quotaUsed = 0;
+  quotaWindowStart = -Infinity;
+  /** Slots whose next request waits for this scope's concurrency or pause. */
+  readonly waiters = new Set<Slot>();
 
   // The scope's THROTTLING_SCOPES entry and derived parameters, cached per settings object.
   private cfgFor: Settings | null = null;
@@ -66,10 +65,8 @@ export class Slot implements HeapItem {
     readonly key: string,
     readonly override: DownloadSlotOverride | undefined,
     settings: Settings,
-    memory?: SlotMemory,
   ) {
-    this.delay = memory ? memory.delay : startDelay(key, override, settings);
-    if (memory) this.lastStart = memory.lastStart;
+    this.delay = startDelay(key, override, settings);
   }
 
   /** THROTTLING_SCOPES settings of this scope (undefined when none), refreshed when settings change. */
@@ -101,6 +98,71 @@ export class Slot implements HeapItem {
   rampupParams(s: Settings): RampupParams | null {
     if (this.cfgFor !== s) this.refresh(s);
     return this.rampupP;
+  }
+
+  /** This scope's quota, when it has one. */
+  quota(s: Settings): { limit: number; windowMs: number } | null {
+    const q = this.scope(s)?.quota;
+    if (q === undefined) return null;
+    return { limit: q, windowMs: (this.scope(s)?.window ?? s.THROTTLING_WINDOW) * 1000 };
+  }
+
+  /** Units left in the window at `now` (Infinity without a quota). */
+  quotaLeft(s: Settings, now: number): number {
+    const q = this.quota(s);
+    if (!q) return Infinity;
+    if (now >= this.quotaWindowStart + q.windowMs) return q.limit;
+    return q.limit - this.quotaUsed;
+  }
+
+  /**
+   * When a request costing `cost` may start under the quota: `now` when it fits (an oversized
+   * request is let through at the start of a fresh window rather than starving), else the
+   * start of the next window.
+   */
+  quotaReadyAt(s: Settings, cost: number, now: number): number {
+    const q = this.quota(s);
+    if (!q) return now;
+    const end = this.quotaWindowStart + q.windowMs;
+    if (now >= end || this.quotaUsed === 0 || this.quotaUsed + cost <= q.limit) return now;
+    return end;
+  }
+
+  /** Takes `cost` units; returns the start of the window they came from. */
+  consumeQuota(s: Settings, cost: number, now: number): number {
+    const q = this.quota(s);
+    if (!q) return NaN;
+    if (now >= this.quotaWindowStart + q.windowMs) {
+      this.quotaWindowStart = now;
+      this.quotaUsed = 0;
+    }
+    this.quotaUsed += cost;
+    return this.quotaWindowStart;
+  }
+
+  /** Settles the difference between the actual and the expected cost, if its window is still current. */
+  settleQuota(windowStart: number, diff: number): void {
+    if (windowStart === this.quotaWindowStart) this.quotaUsed = Math.max(0, this.quotaUsed + diff);
+  }
+
+  /** This scope takes a request of another slot: its concurrency and its gap count. */
+  beginScope(now: number, s: Settings, random: () => number): void {
+    this.inFlight++;
+    this.requests++;
+    this.lastStart = now;
+    this.lastActive = now;
+    this.gapFactor = drawFactor(this.randomization(s), random);
+    if (this.rampupParams(s)) rampupBegin(this.rampup, now);
+  }
+
+  endScope(now: number): void {
+    this.inFlight--;
+    this.lastActive = now;
+  }
+
+  /** Whether this scope lets another request start at `now`, ignoring quota. */
+  admits(s: Settings, now: number): boolean {
+    return !this.paused && this.inFlight < this.concurrency(s) && this.readyAt(s) <= now;
   }
 
   concurrency(s: Settings): number {
@@ -278,9 +340,6 @@ export class Slot implements HeapItem {
     return !this.paused && this.queue.size > 0 && this.inFlight < this.concurrency(s);
   }
 
-  memory(): SlotMemory {
-    return { delay: this.delay, lastStart: this.lastStart };
-  }
 }
 
 /** AutoThrottle for one scope: THROTTLING_SCOPES' delay replaces mindelay, its autothrottle map the rest (SPEC 4.1). */
