@@ -17,6 +17,7 @@ import { Scheduler } from './scheduler';
 import { applyAutoThrottle, type Slot } from './throttle/slot';
 import { backoffDelay, blockFromHeaders, isFeedback, recover, stepUp } from './throttle/backoff';
 import { rampupFeedback, rampupRate } from './throttle/rampup';
+import { WarningWatch } from './warnings';
 import { addScopes, loadThrottlingManager, ruleScopes, type ScopeSet, type ThrottlingManager } from './scopes';
 
 /** Where the crawl reports what happens; the store and the hosts subscribe here. */
@@ -109,7 +110,10 @@ export class Crawler {
       start: (req, slot) => this.startDownload(req, slot),
     });
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.warnings = new WarningWatch((code, slot, text) => this.warnOnce(code, slot, text));
   }
+
+  private readonly warnings: WarningWatch;
 
   get status(): CrawlStatus {
     return this.statusValue;
@@ -124,6 +128,7 @@ export class Crawler {
     if (this.statusValue !== 'created') return;
     this.startedAt = this.clock.now();
     this.setStatus('running');
+    this.warnings.checkSettings(this.settings);
     for (const e of this.config.seedErrors) {
       this.event('warning', 'seed-line', null, `skipped ${describeSeedError(e)}: ${JSON.stringify(e.text.trim())}`);
     }
@@ -176,6 +181,7 @@ export class Crawler {
     this.scheduler.setSettings(r.settings);
     if (before.USER_AGENT !== r.settings.USER_AGENT) this.downloader.setUserAgent(r.settings.USER_AGENT);
     this.downloader.ensureConnections(maxSlotConcurrency(r.settings));
+    this.warnings.checkSettings(r.settings);
     const t = this.clock.now();
     for (const name of r.changed) {
       this.sinks.onChange?.({ t, slot: null, setting: name, source, oldValue: before[name], newValue: r.settings[name] });
@@ -349,6 +355,7 @@ export class Crawler {
   private admit(req: CrawlRequest): void {
     if (!this.settings.ROBOTSTXT_OBEY || req.robots) {
       this.scheduler.enqueue(req);
+      this.warnings.checkDelayed(this.scheduler.queued + this.parked, this.settings);
       return;
     }
     let r = this.robots.get(req.origin);
@@ -360,6 +367,7 @@ export class Crawler {
     if (r.state === 'fetching') {
       r.waiting.push(req);
       this.parked++;
+      this.warnings.checkDelayed(this.scheduler.queued + this.parked, this.settings);
       return;
     }
     this.admitChecked(req, r.rules);
@@ -368,6 +376,7 @@ export class Crawler {
   private admitChecked(req: CrawlRequest, rules: RobotsRules | null): void {
     if (robotsAllows(rules, req.url, this.settings.USER_AGENT)) {
       this.scheduler.enqueue(req);
+      this.warnings.checkDelayed(this.scheduler.queued + this.parked, this.settings);
     } else {
       this.robotsDisallowed++;
       this.event('info', 'robots-disallowed', req.slotKey, `forbidden by robots.txt: ${req.url}`);
@@ -503,6 +512,7 @@ export class Crawler {
       this.settleCosts(req, res, verdict.cost);
     }
     this.scheduler.finish(req, slot);
+    if (!req.robots) this.warnings.onResponse(slot, { status: res.status, latency: res.latency, bytes: res.bytes, inFlight, headers: res.headers }, s);
     const after = slot.effectiveDelay(s, res.endedAt);
     const contentType = headerValue(res.headers, 'content-type');
     this.sinks.onResponse?.({
