@@ -88,6 +88,36 @@ describe('backoff', () => {
   });
 });
 
+describe('rate-limit headers', () => {
+  for (const [label, rateLimit] of [
+    ['Retry-After as an HTTP date', { retry_after_format: 'http-date' }],
+    ['RateLimit-Remaining: 0 with RateLimit-Reset', { headers: 'ratelimit' }],
+    ['X-RateLimit-Remaining: 0 with an epoch X-RateLimit-Reset', { headers: 'x-ratelimit', retry_after: null }],
+  ] as const) {
+    it(`${label}: no request reaches the server while it said to wait`, async () => {
+      const host = 'hdr.test';
+      const s = await site({ hosts: { [host]: { address: '127.0.19.20', pages: 15, latency_ms: 5,
+        rate_limit: { requests: 5, per_seconds: 1, status: 429, retry_after: 1, ...rateLimit } } } });
+      const { records, stats } = await crawl(crawlConfig({
+        seeds: [`${s.origin(host)}/`],
+        settings: { ...QUICK, CONCURRENT_REQUESTS_PER_DOMAIN: 1, BACKOFF_MIN_DELAY: 0.05, RETRY_TIMES: 10 },
+        resolve: s.resolve,
+      }), { limitMs: 30_000 });
+      expect(stats.status).toBe('finished');
+      expect(new Set(records.filter((r) => r.status === 200).map((r) => pathOf(r.url))).size).toBe(15);
+      // The server's own record of the waits it announced: nothing arrived inside one
+      // (beyond a request already on the wire when it was announced).
+      const log = arrivals(s, host);
+      for (const b of s.blocks(host)) {
+        const inside = log.filter((e) => e.t > b.from + 3 && e.t < b.to - 1);
+        expect(inside, `arrivals inside the block ${b.from}..${b.to}`).toEqual([]);
+      }
+      // With RateLimit headers the engine waits before the server has to refuse: few 429s.
+      if ('headers' in rateLimit) expect(log.filter((e) => e.status === 429).length).toBeLessThanOrEqual(1);
+    });
+  }
+});
+
 describe('robots.txt Crawl-delay', () => {
   it('makes the slot one lane with Crawl-delay as its floor, recorded as the cause', async () => {
     const s = await site({ hosts: { 'cd.test': { address: '127.0.19.10', pages: 6, latency_ms: 2, robots: { crawl_delay: 0.3 } } } });
