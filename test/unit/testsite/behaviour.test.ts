@@ -4,20 +4,11 @@
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { request } from 'undici';
 import { startTestSite, type ScenarioInput, type TestSite } from '../../../electron/core/testsite';
-import { get, sleep } from './site-helpers';
+import { get, sleep, start } from './site-helpers';
 
-const open: TestSite[] = [];
-async function start(scenario: ScenarioInput, options: Parameters<typeof startTestSite>[1] = { keepLog: true }): Promise<TestSite> {
-  const site = await startTestSite(scenario, options);
-  open.push(site);
-  return site;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
 
 describe('latency', () => {
   it('delays the response by base, and answers at once with latency 0', async () => {

@@ -4,19 +4,10 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { SOFT_BLOCK_BODY, startTestSite, type ScenarioInput, type TestSite } from '../../../electron/core/testsite';
-import { get, sleep, type Fetched } from './site-helpers';
+import { describe, expect, it } from 'vitest';
+import { SOFT_BLOCK_BODY } from '../../../electron/core/testsite';
+import { get, sleep, start, type Fetched } from './site-helpers';
 
-const open: TestSite[] = [];
-async function start(scenario: ScenarioInput, options: Parameters<typeof startTestSite>[1] = { keepLog: true }): Promise<TestSite> {
-  const site = await startTestSite(scenario, options);
-  open.push(site);
-  return site;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
 
 async function inOrder(base: string, paths: readonly string[]): Promise<Fetched[]> {
   const out: Fetched[] = [];

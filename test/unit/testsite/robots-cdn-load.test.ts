@@ -1,19 +1,9 @@
 // Checks failing robots.txt (always, or a few times then fine), a CDN-looking host built from
 // plain headers and latency, and the per-host in-flight statistics, over real HTTP.
 
-import { afterEach, describe, expect, it } from 'vitest';
-import { startTestSite, type ScenarioInput, type TestSite } from '../../../electron/core/testsite';
-import { get, sleep, type Fetched } from './site-helpers';
+import { describe, expect, it } from 'vitest';
+import { get, sleep, start, type Fetched } from './site-helpers';
 
-const open: TestSite[] = [];
-async function start(scenario: ScenarioInput): Promise<TestSite> {
-  const site = await startTestSite(scenario, { keepLog: true });
-  open.push(site);
-  return site;
-}
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((s) => s.close()));
-});
 
 async function times(url: string, n: number): Promise<Fetched[]> {
   const out: Fetched[] = [];

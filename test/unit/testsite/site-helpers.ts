@@ -2,6 +2,8 @@
 // with the body read whole and the elapsed time measured.
 
 import { request, type Dispatcher } from 'undici';
+import { afterEach } from 'vitest';
+import { startTestSite, type ScenarioInput, type TestSite } from '../../../electron/core/testsite';
 
 /** What a test needs from one response. */
 export interface Fetched {
@@ -36,4 +38,16 @@ export function hrefs(html: string): string[] {
 /** Resolves after `ms` milliseconds. */
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+const openSites: TestSite[] = [];
+afterEach(async () => {
+  await Promise.all(openSites.splice(0).map((site) => site.close()));
+});
+
+/** Starts a test site (log kept in memory by default) that is closed after the test. */
+export async function start(scenario: ScenarioInput, options: Parameters<typeof startTestSite>[1] = { keepLog: true }): Promise<TestSite> {
+  const site = await startTestSite(scenario, options);
+  openSites.push(site);
+  return site;
 }

@@ -145,7 +145,7 @@ export class Slot implements HeapItem {
     if (windowStart === this.quotaWindowStart) this.quotaUsed = Math.max(0, this.quotaUsed + diff);
   }
 
-  /** This scope takes a request of another slot: its concurrency and its gap count. */
+  /** This scope takes a request (its own, or another slot's): its concurrency and its gap count. */
   beginScope(now: number, s: Settings, random: () => number): void {
     this.inFlight++;
     this.requests++;
@@ -305,12 +305,7 @@ export class Slot implements HeapItem {
   /** Reserves a lane and records the start (SPEC 3: reserved in the same step as the dequeue). */
   begin(req: CrawlRequest, now: number, s: Settings, random: () => number): void {
     this.lastReq = req;
-    this.inFlight++;
-    this.requests++;
-    this.lastStart = now;
-    this.lastActive = now;
-    this.gapFactor = drawFactor(this.randomization(s), random);
-    if (this.rampupParams(s)) rampupBegin(this.rampup, now);
+    this.beginScope(now, s, random);
     if (s.DOWNLOAD_DELAY_PER_SLOT > 0) {
       const lanes = this.concurrency(s);
       let best = -1;
