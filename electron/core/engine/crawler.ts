@@ -15,7 +15,7 @@ import type { CrawlRequest } from './request';
 import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './robots';
 import { Scheduler } from './scheduler';
 import { applyAutoThrottle, type Slot } from './throttle/slot';
-import { backoffDelay, blockFromHeaders, isFeedback, recover, stepUp } from './throttle/backoff';
+import { backoffDelay, blockFromHeaders, isFeedback, recover, resetBackoff, stepUp } from './throttle/backoff';
 import { rampupFeedback, rampupRate } from './throttle/rampup';
 import { WarningWatch } from './warnings';
 import { addScopes, loadThrottlingManager, ruleScopes, type ScopeSet, type ThrottlingManager } from './scopes';
@@ -217,6 +217,23 @@ export class Crawler {
     this.scheduler.reschedule(slot);
   }
 
+  /** Forgets a slot's backoff level, rampup memory and Retry-After block (the user's call). */
+  resetBackoff(key: string): void {
+    const slot = this.scheduler.slot(key);
+    const old = { level: slot.backoff.level, blockedUntil: slot.backoff.blockedUntil || null };
+    resetBackoff(slot.backoff);
+    slot.rampup.wMax = 0;
+    slot.rampup.startedAt = NaN;
+    slot.rampup.cutAt = -Infinity;
+    this.slotChange(slot, 'backoff_reset', old, { level: 0, blockedUntil: null });
+    this.scheduler.reschedule(slot);
+  }
+
+  /** The crawl's clock time, epoch ms. */
+  get now(): number {
+    return this.clock.now();
+  }
+
   clearPins(key: string): void {
     this.pinDelay(key, null);
     this.pinConcurrency(key, null);
@@ -247,8 +264,13 @@ export class Crawler {
     };
   }
 
-  async close(): Promise<void> {
-    if (this.statusValue !== 'finished' && this.statusValue !== 'stopped' && this.statusValue !== 'created') await this.stop();
+  /**
+   * Releases timers and connections. By default a crawl still going is stopped first; with
+   * `{ stop: false }` (quitting the app) it keeps its status, e.g. paused, to be resumed later.
+   */
+  async close(o: { stop?: boolean } = {}): Promise<void> {
+    const going = this.statusValue !== 'finished' && this.statusValue !== 'stopped' && this.statusValue !== 'created';
+    if (going && o.stop !== false) await this.stop();
     this.scheduler.close();
     await this.downloader.close();
   }
@@ -489,6 +511,7 @@ export class Crawler {
       this.byStatus.set(res.status, (this.byStatus.get(res.status) ?? 0) + 1);
       slot.responses++;
       slot.byClass[Math.min(5, Math.floor(res.status / 100))]++;
+      if (res.status === 429) slot.s429++;
       if (res.latency !== null) {
         slot.latencySum += res.latency;
         slot.latencyCount++;

@@ -68,6 +68,8 @@ export type ToWorker =
       readonly createdAt: number;
     }
   | { readonly type: 'updateCrawl'; readonly crawlId: number; readonly patch: CrawlPatchWire }
+  /** Deletes a crawl and all its history; replies with the number of crawl rows deleted. */
+  | { readonly type: 'deleteCrawl'; readonly id: number; readonly crawlId: number }
   /** Replied to once every earlier message is committed; carries the first write error since the last flush. */
   | { readonly type: 'flush'; readonly id: number }
   /** Checkpoint and close the connection, then reply. */

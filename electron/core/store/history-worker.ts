@@ -160,6 +160,13 @@ class HistoryStore {
     return Number(this.insertCrawl.run(name, configJson, settingsJson, createdAt).lastInsertRowid);
   }
 
+  /** Deletes a crawl; its slots, responses, changes, events and aggregates go with it (ON DELETE CASCADE). */
+  deleteCrawl(crawlId: number): number {
+    const n = this.db.transaction(() => Number(this.db.prepare('DELETE FROM crawls WHERE id = ?').run(crawlId).changes))();
+    this.slotIds.delete(crawlId);
+    return n;
+  }
+
   updateCrawl(crawlId: number, patch: CrawlPatchWire): void {
     const cols: [keyof CrawlPatchWire, string][] = [
       ['status', 'status'],
@@ -323,6 +330,13 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
           post(port, { type: 'reply', id: m.id, value: store.createCrawl(m.name, m.configJson, m.settingsJson, m.createdAt) });
         } catch (e) {
           post(port, { type: 'reply', id: m.id, error: `createCrawl failed: ${errorText(e)}` });
+        }
+        return;
+      case 'deleteCrawl':
+        try {
+          post(port, { type: 'reply', id: m.id, value: store.deleteCrawl(m.crawlId) });
+        } catch (e) {
+          post(port, { type: 'reply', id: m.id, error: `deleteCrawl(${m.crawlId}) failed: ${errorText(e)}` });
         }
         return;
       case 'updateCrawl':

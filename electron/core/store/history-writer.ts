@@ -175,6 +175,17 @@ export class HistoryWriter extends EventEmitter {
   }
 
   /** Changes a crawl row, in order with the records buffered before it. Failures go to 'error' and flush(). */
+  /** Deletes a crawl with all its history, after everything recorded before is written. */
+  deleteCrawl(crawlId: number): Promise<number> {
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.send();
+    return this.request((id) => ({ type: 'deleteCrawl', id, crawlId })) as Promise<number>;
+  }
+
   updateCrawl(id: number, patch: CrawlPatch): void {
     this.assertOpen();
     const wire: { -readonly [K in keyof CrawlPatchWire]: CrawlPatchWire[K] } = {};

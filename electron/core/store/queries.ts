@@ -5,6 +5,7 @@ import type {
   ChangeRecord, ChangeSource, CrawlStatus, CrawlSummary, DelayCause, EventKind, EventRecord, FailureKind, ResponseRecord,
 } from '../../../shared/types';
 import { openDatabase, timed } from './database';
+import type { HistoryPoint } from '../../../shared/contract';
 
 /** One row of the crawl list. Times are epoch milliseconds. */
 export interface CrawlInfo {
@@ -47,24 +48,8 @@ export interface SlotSummary {
   readonly bytes: number;
 }
 
-/** One bucket of a chart series. */
-export interface SeriesPoint {
-  /** Start of the bucket, epoch ms. */
-  readonly t: number;
-  readonly requests: number;
-  readonly responses: number;
-  readonly s2xx: number;
-  readonly s3xx: number;
-  readonly s4xx: number;
-  readonly s5xx: number;
-  readonly s429: number;
-  readonly failures: number;
-  readonly avgLatency: number | null;
-  readonly maxLatency: number | null;
-  /** Mean delay_after (seconds) over the bucket's rows. */
-  readonly avgDelay: number;
-  readonly bytes: number;
-}
+/** One bucket of a chart series (declared once, in the contract). */
+export type SeriesPoint = HistoryPoint;
 
 /** Filters of the time-ordered queries: `from` inclusive, `to` exclusive (epoch ms). */
 export interface TimeRange {

@@ -60,6 +60,7 @@ export class Slot implements HeapItem {
   latencyCount = 0;
   lastLatency: number | null = null;
   readonly byClass = [0, 0, 0, 0, 0, 0]; // 1xx..5xx by index 1-5, index 0 unused
+  s429 = 0;
 
   constructor(
     readonly key: string,

@@ -1,0 +1,357 @@
+// The composition root of the core (ARCHITECTURE): one history database, the crawls running on
+// it, and the contract's requests and events. Hosts (Electron IPC, the WebSocket server, tests)
+// only ever call `dispatch` and `subscribe`.
+
+import {
+  METHODS, SLOT_COLUMNS,
+  type AppError, type AppEvents, type CrawlInfo, type CrawlStatsWire, type Dispatcher, type EventName, type Method,
+  type Params, type Reply, type Result, type SlotTuple,
+} from '../../shared/contract';
+import { applySettings, SETTINGS_SCHEMA, type Settings } from '../../shared/settings';
+import type { CrawlStatus } from '../../shared/types';
+import { parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
+import { Crawler, type CrawlStats } from './engine/crawler';
+import { openHistoryWriter } from './store/history-writer';
+import { openHistoryReader } from './store/queries';
+import { SlotRowDiff, slotTuple } from './slot-rows';
+import { validateParams, Invalid } from './dispatch';
+
+export interface CoreOptions {
+  /** SQLite file of the history. */
+  readonly db: string;
+  /** Folder relative paths in settings (THROTTLING_MANAGER) are resolved from. */
+  readonly baseDir?: string;
+  /** Milliseconds between slot-table updates (at most 10 per second). */
+  readonly slotUpdateMs?: number;
+}
+
+export interface Core extends Dispatcher {
+  readonly db: string;
+  /** Pauses running crawls, flushes the history and closes the database. */
+  close(): Promise<void>;
+}
+
+type Listener = <E extends EventName>(event: E, payload: AppEvents[E]) => void;
+
+interface Live {
+  readonly crawler: Crawler;
+  readonly diff: SlotRowDiff;
+}
+
+class CoreError extends Error {
+  constructor(readonly error: AppError) {
+    super(error.message);
+  }
+}
+
+const fail = (code: AppError['code'], message: string, field?: string): never => {
+  throw new CoreError({ code, message, ...(field ? { field } : {}) });
+};
+
+function wireStats(s: CrawlStats): CrawlStatsWire {
+  return {
+    status: s.status, requests: s.requests, responses: s.responses, failures: s.failures, byStatus: s.byStatus,
+    bytes: s.bytes, inFlight: s.inFlight, queued: s.queued, slots: s.slots, startedAt: s.startedAt, finishedAt: s.finishedAt,
+  };
+}
+
+export async function createCore(o: CoreOptions): Promise<Core> {
+  const writer = await openHistoryWriter(o.db);
+  const reader = openHistoryReader(o.db);
+  const listeners = new Set<Listener>();
+  const running = new Map<number, Live>();
+  /** Crawls that ended since the last tick: their final rows go out with the next one. */
+  const draining = new Map<number, Live>();
+  /** Finalizations (summary written, history flushed) still going; close() waits for them. */
+  const finalizing = new Set<Promise<void>>();
+  let ticker: NodeJS.Timeout | null = null;
+  let ticks = 0;
+  let closed = false;
+
+  const emit: Listener = (event, payload) => {
+    for (const l of listeners) {
+      try {
+        l(event, payload);
+      } catch {
+        /* a listener's failure is its own */
+      }
+    }
+  };
+  writer.on('error', (err: Error) => emit('warning', { crawlId: 0, event: { t: Date.now(), slot: null, kind: 'error', code: 'history', text: err.message } }));
+
+  const stored = (id: number) => reader.getCrawl(id) ?? fail('not-found', `crawl ${id} does not exist`, 'id');
+
+  function info(id: number): CrawlInfo {
+    const c = stored(id);
+    const live = running.get(id);
+    if (live) {
+      const s = live.crawler.stats();
+      return { id, name: c.name, status: s.status, createdAt: c.createdAt, startedAt: s.startedAt, finishedAt: s.finishedAt,
+        requests: s.requests, responses: s.responses, failures: s.failures, slots: s.slots };
+    }
+    const sum = reader.crawlSummary(id);
+    return { id, name: c.name, status: c.status, createdAt: c.createdAt, startedAt: c.startedAt, finishedAt: c.finishedAt,
+      requests: sum.requests, responses: sum.responses, failures: sum.failures, slots: sum.slots };
+  }
+
+  const list = () => reader.listCrawls().map((c) => info(c.id)).sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
+
+  function live(id: number): Live {
+    const l = running.get(id);
+    if (!l) {
+      stored(id);
+      fail('conflict', `crawl ${id} is not running`, 'id');
+    }
+    return l!;
+  }
+
+  function configOf(id: number, settings?: Settings): CrawlConfig {
+    const c = stored(id);
+    const parsed = parseCrawlConfig({ ...(c.config as object), settings: settings ?? c.settings });
+    if (!parsed.ok) fail('internal', `crawl ${id} has a stored config that no longer validates: ${parsed.errors.map((e) => e.message).join('; ')}`);
+    return (parsed as { config: CrawlConfig }).config;
+  }
+
+  async function create(config: unknown, seedsText?: string, nameSuffix = ''): Promise<Result<'crawls.create'>> {
+    const parsed = parseCrawlConfig(config, seedsText);
+    if (!parsed.ok) {
+      const first = parsed.errors[0];
+      fail('invalid', parsed.errors.map((e) => e.message).join('\n'), first?.field);
+    }
+    const c = (parsed as { config: CrawlConfig }).config;
+    const raw = config as Record<string, unknown>;
+    const toStore = {
+      name: c.name + nameSuffix,
+      seeds: c.seeds,
+      ...(raw.follow !== undefined ? { follow: raw.follow } : {}),
+      ...(raw.resolve !== undefined ? { resolve: raw.resolve } : {}),
+      ...(raw.scopes !== undefined ? { scopes: raw.scopes } : {}),
+    };
+    const id = await writer.createCrawl(c.name + nameSuffix, toStore, c.settings);
+    emit('crawls.changed', { crawls: list() });
+    return { crawl: info(id), seedErrors: c.seedErrors };
+  }
+
+  /** Every slotUpdateMs: changed rows of every running (or just ended) crawl; status once a second. */
+  function tick(): void {
+    ticks++;
+    for (const [crawlId, l] of [...running, ...draining]) {
+      const s = l.crawler.currentSettings;
+      const rows = l.diff.changed(l.crawler.slots(), s, l.crawler.now);
+      if (rows.length > 0) emit('slots.update', { crawlId, rows });
+      if (ticks % 10 === 0 && running.has(crawlId)) emit('crawl.status', { crawlId, stats: wireStats(l.crawler.stats()) });
+    }
+    draining.clear();
+    if (running.size === 0 && ticker) {
+      clearInterval(ticker);
+      ticker = null;
+    }
+  }
+
+  async function start(id: number): Promise<CrawlInfo> {
+    const c = stored(id);
+    if (running.has(id)) fail('conflict', `crawl ${id} is already ${running.get(id)!.crawler.status}`, 'id');
+    if (c.status !== 'created') fail('conflict', `crawl ${id} is ${c.status}; only a created crawl can start (duplicate it to run it again)`, 'id');
+    const crawler: Crawler = new Crawler({
+      config: configOf(id),
+      sinks: {
+        onResponse: (r) => writer.recordResponse(id, r),
+        onChange: (ch) => {
+          writer.recordChange(id, ch);
+          emit('settings.changed', { crawlId: id, changes: [ch] });
+        },
+        onEvent: (e) => {
+          writer.recordEvent(id, e);
+          if (e.kind === 'warning') emit('warning', { crawlId: id, event: e });
+        },
+        onStatus: (status: CrawlStatus) => {
+          writer.updateCrawl(id, { status });
+          emit('crawl.status', { crawlId: id, stats: wireStats(crawler.stats()) });
+        },
+      },
+    });
+    try {
+      await crawler.prepare(o.baseDir);
+    } catch (e) {
+      await crawler.close();
+      fail('invalid', (e as Error).message, 'THROTTLING_MANAGER');
+    }
+    running.set(id, { crawler, diff: new SlotRowDiff() });
+    crawler.start();
+    writer.updateCrawl(id, { startedAt: crawler.stats().startedAt });
+    ticker ??= setInterval(tick, o.slotUpdateMs ?? 100);
+    ticker.unref();
+    void crawler.done.then((stats) => {
+      if (closed) return;
+      const l = running.get(id)!;
+      running.delete(id);
+      draining.set(id, l);
+      const done = finalize(id, crawler, stats).finally(() => finalizing.delete(done));
+      finalizing.add(done);
+    });
+    return info(id);
+  }
+
+  async function finalize(id: number, crawler: Crawler, stats: CrawlStats): Promise<void> {
+      writer.updateCrawl(id, { status: stats.status, finishedAt: stats.finishedAt, settings: crawler.currentSettings,
+        summary: { crawl_id: id, requests: stats.requests, responses: stats.responses, by_status: stats.byStatus,
+          failures: stats.failures, slots: stats.slots, seconds: ((stats.finishedAt ?? 0) - (stats.startedAt ?? 0)) / 1000 } });
+      await crawler.close();
+      await writer.flush().catch(() => undefined);
+      if (closed) return;
+      emit('crawl.status', { crawlId: id, stats: wireStats(stats) });
+      emit('crawls.changed', { crawls: list() });
+  }
+
+  function slotAction(p: { id: number; slot: string }, act: (c: Crawler) => void): SlotTuple {
+    const l = live(p.id);
+    try {
+      act(l.crawler);
+    } catch (e) {
+      if (e instanceof RangeError) fail('invalid', e.message);
+      throw e;
+    }
+    const slot = l.crawler.slot(p.slot);
+    return slotTuple(slot!, l.crawler.currentSettings, l.crawler.now);
+  }
+
+  const handlers: { [M in Method]: (p: Params<M>) => Result<M> | Promise<Result<M>> } = {
+    'crawls.list': () => list(),
+    'crawls.create': (p) => create(p.config, p.seedsText),
+    'crawls.duplicate': async (p) => {
+      const c = stored(p.id);
+      const settings = running.get(p.id)?.crawler.currentSettings ?? c.settings;
+      return (await create({ ...(c.config as object), settings }, undefined, ' (copy)')).crawl;
+    },
+    'crawls.start': (p) => start(p.id),
+    'crawls.pause': (p) => {
+      live(p.id).crawler.pause();
+      return info(p.id);
+    },
+    'crawls.resume': (p) => {
+      live(p.id).crawler.resume();
+      return info(p.id);
+    },
+    'crawls.stop': async (p) => {
+      const l = running.get(p.id);
+      if (!l) {
+        const c = stored(p.id);
+        if (c.status === 'created') {
+          writer.updateCrawl(p.id, { status: 'stopped', finishedAt: Date.now() });
+          await writer.flush();
+          return info(p.id);
+        }
+        fail('conflict', `crawl ${p.id} is ${c.status}`, 'id');
+      }
+      await l!.crawler.stop();
+      return info(p.id);
+    },
+    'crawls.delete': async (p) => {
+      stored(p.id);
+      if (running.has(p.id)) fail('conflict', `crawl ${p.id} is running; stop it before deleting it`, 'id');
+      const deleted = await writer.deleteCrawl(p.id);
+      emit('crawls.changed', { crawls: list() });
+      return { deleted };
+    },
+    'crawls.stats': (p) => {
+      const l = running.get(p.id);
+      if (l) return wireStats(l.crawler.stats());
+      const i = info(p.id);
+      const sum = reader.crawlSummary(p.id);
+      return { status: i.status, requests: sum.requests, responses: sum.responses, failures: sum.failures, byStatus: sum.by_status,
+        bytes: 0, inFlight: 0, queued: 0, slots: sum.slots, startedAt: i.startedAt, finishedAt: i.finishedAt };
+    },
+    'settings.schema': () => SETTINGS_SCHEMA.map(({ name, label, help, group, default: def, allowed }) => ({ name, label, help, group, default: def, allowed })),
+    'settings.get': (p) => running.get(p.id)?.crawler.currentSettings ?? configOf(p.id).settings,
+    'settings.update': async (p) => {
+      const l = running.get(p.id);
+      const at = Date.now();
+      if (l) {
+        const r = l.crawler.updateSettings(p.changes, 'user');
+        if (!r.ok) fail('invalid', r.errors.map((e) => e.message).join('\n'), r.errors[0]?.setting);
+        return { changed: (r as { changed: readonly string[] }).changed, at };
+      }
+      const base = configOf(p.id).settings;
+      const r = applySettings(p.changes, base);
+      if (!r.ok) fail('invalid', r.errors.map((e) => e.message).join('\n'), r.errors[0]?.setting);
+      const next = (r as { settings: Settings; changed: readonly (keyof Settings)[] });
+      for (const name of next.changed) {
+        const ch = { t: at, slot: null, setting: name, source: 'user' as const, oldValue: base[name], newValue: next.settings[name] };
+        writer.recordChange(p.id, ch);
+        emit('settings.changed', { crawlId: p.id, changes: [ch] });
+      }
+      writer.updateCrawl(p.id, { settings: next.settings });
+      await writer.flush();
+      return { changed: next.changed, at };
+    },
+    'slots.pause': (p) => slotAction(p, (c) => c.pauseSlot(p.slot, true)),
+    'slots.resume': (p) => slotAction(p, (c) => c.pauseSlot(p.slot, false)),
+    'slots.pinDelay': (p) => slotAction(p, (c) => c.pinDelay(p.slot, p.seconds)),
+    'slots.pinConcurrency': (p) => slotAction(p, (c) => c.pinConcurrency(p.slot, p.value)),
+    'slots.clearPins': (p) => slotAction(p, (c) => c.clearPins(p.slot)),
+    'slots.resetBackoff': (p) => slotAction(p, (c) => c.resetBackoff(p.slot)),
+    'slots.snapshot': (p) => {
+      const l = live(p.id);
+      const s = l.crawler.currentSettings;
+      const now = l.crawler.now;
+      return { columns: SLOT_COLUMNS, rows: [...l.crawler.slots()].map((slot) => slotTuple(slot, s, now)) };
+    },
+    'slots.history': async (p) => {
+      stored(p.id);
+      await writer.flush();
+      return reader.series(p.id, { resolution: p.resolution ?? 'second', slot: p.slot, from: p.from, to: p.to });
+    },
+    'log.events': async (p) => {
+      stored(p.id);
+      await writer.flush();
+      const all = reader.events(p.id, { kind: p.kind, slot: p.slot });
+      return p.limit !== undefined ? all.slice(-p.limit) : all;
+    },
+    'log.changes': async (p) => {
+      stored(p.id);
+      await writer.flush();
+      return reader.changes(p.id, { slot: p.slot });
+    },
+  };
+
+  async function dispatch(method: string, params: unknown): Promise<Reply> {
+    if (!(METHODS as readonly string[]).includes(method)) {
+      return { ok: false, error: { code: 'unknown-method', message: `unknown method ${JSON.stringify(method)}; known: ${METHODS.join(', ')}` } };
+    }
+    try {
+      const p = validateParams(method as Method, params);
+      const handler = handlers[method as Method] as (p: unknown) => unknown;
+      return { ok: true, result: await handler(p) };
+    } catch (e) {
+      if (e instanceof CoreError) return { ok: false, error: e.error };
+      if (e instanceof Invalid) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
+      return { ok: false, error: { code: 'internal', message: `${method} failed: ${(e as Error)?.message ?? String(e)}` } };
+    }
+  }
+
+  return {
+    db: o.db,
+    dispatch,
+    subscribe(listener) {
+      listeners.add(listener as Listener);
+      return () => listeners.delete(listener as Listener);
+    },
+    async close() {
+      closed = true;
+      if (ticker) clearInterval(ticker);
+      ticker = null;
+      await Promise.all([...finalizing]);
+      for (const l of running.values()) l.crawler.pause();
+      await Promise.all([...running.values()].map(async (l) => {
+        // In-flight requests finish and are recorded; the crawl stays paused in the database.
+        const deadline = Date.now() + 5000;
+        while (l.crawler.stats().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        await l.crawler.close({ stop: false }).catch(() => undefined);
+      }));
+      running.clear();
+      listeners.clear();
+      reader.close();
+      await writer.close();
+    },
+  };
+}

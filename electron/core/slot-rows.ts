@@ -1,0 +1,73 @@
+// Slot table rows as the contract's compact tuples, and the change detection that lets the core
+// send only changed rows (ARCHITECTURE convention 5).
+
+import type { SlotState, SlotTuple } from '../../shared/contract';
+import type { Settings } from '../../shared/settings';
+import type { Slot } from './engine/throttle/slot';
+
+export function slotState(slot: Slot, now: number): SlotState {
+  if (slot.paused) return 'paused';
+  if (slot.backoff.blockedUntil > now) return 'blocked';
+  if (slot.backoff.level > 0) return 'backoff';
+  if (slot.inFlight > 0) return 'active';
+  if (slot.queue.size > 0) return 'waiting';
+  return 'idle';
+}
+
+const round = (x: number, digits = 4) => Math.round(x * 10 ** digits) / 10 ** digits;
+
+export function slotTuple(slot: Slot, s: Settings, now: number): SlotTuple {
+  const eff = slot.effectiveDelay(s, now);
+  const at = slot.autothrottle(s);
+  return [
+    slot.key,
+    slotState(slot, now),
+    slot.inFlight,
+    slot.concurrency(s),
+    at.enabled ? at.target : null,
+    round(eff.delay),
+    eff.cause,
+    slot.queue.size > 0 ? Math.max(0, Math.round(slot.readyAt(s) - now)) : null,
+    slot.lastLatency,
+    slot.latencyCount > 0 ? round(slot.latencySum / slot.latencyCount) : null,
+    slot.requests,
+    slot.byClass[2],
+    slot.byClass[3],
+    slot.byClass[4],
+    slot.byClass[5],
+    slot.s429,
+    slot.failures,
+    slot.backoff.level,
+    slot.queue.size,
+    slot.bytes,
+    slot.pinDelay,
+    slot.pinConcurrency,
+  ];
+}
+
+/** Remembers the last rows sent and returns only those that changed since. */
+export class SlotRowDiff {
+  private readonly last = new Map<string, SlotTuple>();
+
+  changed(slots: Iterable<Slot>, s: Settings, now: number): SlotTuple[] {
+    const out: SlotTuple[] = [];
+    for (const slot of slots) {
+      const row = slotTuple(slot, s, now);
+      const prev = this.last.get(slot.key);
+      if (!prev || !sameRow(prev, row)) {
+        this.last.set(slot.key, row);
+        out.push(row);
+      }
+    }
+    return out;
+  }
+}
+
+function sameRow(a: SlotTuple, b: SlotTuple): boolean {
+  for (let i = 0; i < a.length; i++) {
+    // nextStartInMs counts down on its own; a change under 50 ms is not worth a message.
+    if (i === 7 && a[i] !== null && b[i] !== null && Math.abs((a[i] as number) - (b[i] as number)) < 50) continue;
+    if (a[i] !== b[i]) return false;
+  }
+  return true;
+}

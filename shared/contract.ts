@@ -1,0 +1,181 @@
+// The one contract between the renderer and the core, declared once and imported by every side:
+// each request (method → params/result) and each event (name → payload), with errors as data.
+
+import type { SettingGroup, Settings } from './settings';
+import type { ChangeRecord, CrawlStatus, DelayCause, EventRecord } from './types';
+
+/** An error crossing the boundary as data, never as a thrown object. */
+export interface AppError {
+  /** `invalid`: bad params or settings; `not-found`; `conflict`: not possible in the crawl's state; `unknown-method`; `internal`. */
+  readonly code: 'invalid' | 'not-found' | 'conflict' | 'unknown-method' | 'too-large' | 'internal';
+  readonly message: string;
+  /** The param or setting at fault, when there is one. */
+  readonly field?: string;
+}
+
+export type Reply<T = unknown> = { readonly ok: true; readonly result: T } | { readonly ok: false; readonly error: AppError };
+
+/** A crawl as listed. Times are epoch ms. */
+export interface CrawlInfo {
+  readonly id: number;
+  readonly name: string;
+  readonly status: CrawlStatus;
+  readonly createdAt: number;
+  readonly startedAt: number | null;
+  readonly finishedAt: number | null;
+  readonly requests: number;
+  readonly responses: number;
+  readonly failures: number;
+  readonly slots: number;
+}
+
+/** Live figures of a crawl. */
+export interface CrawlStatsWire {
+  readonly status: CrawlStatus;
+  readonly requests: number;
+  readonly responses: number;
+  readonly failures: number;
+  readonly byStatus: Readonly<Record<string, number>>;
+  readonly bytes: number;
+  readonly inFlight: number;
+  readonly queued: number;
+  readonly slots: number;
+  readonly startedAt: number | null;
+  readonly finishedAt: number | null;
+}
+
+/** What the GUI needs to render and validate a setting (the schema without its parser). */
+export interface SettingDescription {
+  readonly name: keyof Settings;
+  readonly label: string;
+  readonly help: string;
+  readonly group: SettingGroup;
+  readonly default: unknown;
+  readonly allowed: string;
+}
+
+/** What a slot is doing, in the slot table's words. */
+export type SlotState = 'active' | 'waiting' | 'backoff' | 'paused' | 'blocked' | 'idle';
+
+/** Columns of a slot row, in tuple order (rows travel as compact tuples). */
+export const SLOT_COLUMNS = [
+  'key', 'state', 'inFlight', 'concurrency', 'target', 'delay', 'cause', 'nextStartInMs', 'lastLatency', 'avgLatency',
+  'requests', 's2xx', 's3xx', 's4xx', 's5xx', 's429', 'failures', 'backoffLevel', 'queued', 'bytes', 'pinDelay', 'pinConcurrency',
+] as const;
+
+export type SlotTuple = readonly [
+  key: string, state: SlotState, inFlight: number, concurrency: number, target: number | null, delay: number, cause: DelayCause,
+  nextStartInMs: number | null, lastLatency: number | null, avgLatency: number | null,
+  requests: number, s2xx: number, s3xx: number, s4xx: number, s5xx: number, s429: number, failures: number,
+  backoffLevel: number, queued: number, bytes: number, pinDelay: number | null, pinConcurrency: number | null,
+];
+
+export interface SeedLineErrorWire {
+  readonly source: string;
+  readonly line: number;
+  readonly text: string;
+  readonly message: string;
+}
+
+/** One bucket of a slot's (or the crawl's) history, per second or per minute. */
+export interface HistoryPoint {
+  /** Start of the bucket, epoch ms. */
+  readonly t: number;
+  readonly requests: number;
+  readonly responses: number;
+  readonly s2xx: number;
+  readonly s3xx: number;
+  /** Includes 429s; s429 counts them alone. */
+  readonly s4xx: number;
+  readonly s5xx: number;
+  readonly s429: number;
+  readonly failures: number;
+  /** Seconds; null when no row of the bucket had a latency. */
+  readonly avgLatency: number | null;
+  readonly maxLatency: number | null;
+  /** Mean delay_after (seconds) over the bucket's rows. */
+  readonly avgDelay: number;
+  readonly bytes: number;
+}
+
+type CrawlRef = { readonly id: number };
+type SlotRef = { readonly id: number; readonly slot: string };
+
+/** Every request: method → params and result. */
+export interface AppRequests {
+  /** Crawls in the database, newest first. */
+  'crawls.list': { params: Record<string, never>; result: readonly CrawlInfo[] };
+  /** Creates a crawl from a crawl config (the CLI's C.json); `seedsText` adds one URL a line. Bad seed lines are reported, not fatal. */
+  'crawls.create': { params: { readonly config: unknown; readonly seedsText?: string }; result: { readonly crawl: CrawlInfo; readonly seedErrors: readonly SeedLineErrorWire[] } };
+  /** A new crawl with the same config and the latest settings. */
+  'crawls.duplicate': { params: CrawlRef; result: CrawlInfo };
+  /** Starts a created crawl. */
+  'crawls.start': { params: CrawlRef; result: CrawlInfo };
+  /** In-flight requests finish; nothing new starts. */
+  'crawls.pause': { params: CrawlRef; result: CrawlInfo };
+  'crawls.resume': { params: CrawlRef; result: CrawlInfo };
+  /** Cancels in-flight requests (recorded as cancelled) and ends the crawl. */
+  'crawls.stop': { params: CrawlRef; result: CrawlInfo };
+  /** Deletes a crawl that is not running, with its history. */
+  'crawls.delete': { params: CrawlRef; result: { readonly deleted: number } };
+  /** Live figures. */
+  'crawls.stats': { params: CrawlRef; result: CrawlStatsWire };
+  /** The settings schema, for forms. */
+  'settings.schema': { params: Record<string, never>; result: readonly SettingDescription[] };
+  /** A crawl's current settings. */
+  'settings.get': { params: CrawlRef; result: Settings };
+  /** Validates a change set whole and applies it to the next dispatch decision (per scope through THROTTLING_SCOPES). */
+  'settings.update': { params: CrawlRef & { readonly changes: Readonly<Record<string, unknown>> }; result: { readonly changed: readonly string[]; readonly at: number } };
+  'slots.pause': { params: SlotRef; result: SlotTuple };
+  'slots.resume': { params: SlotRef; result: SlotTuple };
+  /** Pins a slot's delay in seconds (null clears the pin). */
+  'slots.pinDelay': { params: SlotRef & { readonly seconds: number | null }; result: SlotTuple };
+  /** Pins a slot's concurrency (null clears the pin). */
+  'slots.pinConcurrency': { params: SlotRef & { readonly value: number | null }; result: SlotTuple };
+  'slots.clearPins': { params: SlotRef; result: SlotTuple };
+  'slots.resetBackoff': { params: SlotRef; result: SlotTuple };
+  /** Every slot of a running crawl, as tuples in SLOT_COLUMNS order. */
+  'slots.snapshot': { params: CrawlRef; result: { readonly columns: typeof SLOT_COLUMNS; readonly rows: readonly SlotTuple[] } };
+  /** A slot's (or, without `slot`, the crawl's) recorded history per second or minute, in [from, to). */
+  'slots.history': { params: CrawlRef & { readonly slot?: string; readonly resolution?: 'second' | 'minute'; readonly from?: number; readonly to?: number }; result: readonly HistoryPoint[] };
+  /** AutoThrottle debug lines (Scrapy's format) and engine events, newest last. */
+  'log.events': { params: CrawlRef & { readonly kind?: EventRecord['kind']; readonly slot?: string; readonly limit?: number }; result: readonly EventRecord[] };
+  /** Settings and slot changes, oldest first. */
+  'log.changes': { params: CrawlRef & { readonly slot?: string }; result: readonly ChangeRecord[] };
+}
+
+export type Method = keyof AppRequests;
+export type Params<M extends Method> = AppRequests[M]['params'];
+export type Result<M extends Method> = AppRequests[M]['result'];
+
+/** Every event: name → payload. */
+export interface AppEvents {
+  /** Changed slot rows of a running crawl, coalesced to at most 10 per second. */
+  'slots.update': { readonly crawlId: number; readonly rows: readonly SlotTuple[] };
+  /** A crawl's status and figures changed (also sent once a second while it runs). */
+  'crawl.status': { readonly crawlId: number; readonly stats: CrawlStatsWire };
+  /** A warning of the engine (SPEC 5.6). */
+  'warning': { readonly crawlId: number; readonly event: EventRecord };
+  /** Settings or slot controls changed (by the user, AutoThrottle's config, backoff, robots...). */
+  'settings.changed': { readonly crawlId: number; readonly changes: readonly ChangeRecord[] };
+  /** The crawl list changed (created, deleted). */
+  'crawls.changed': { readonly crawls: readonly CrawlInfo[] };
+}
+
+export type EventName = keyof AppEvents;
+
+/** The one entry point of a host: validate, run, answer with data. */
+export interface Dispatcher {
+  dispatch(method: string, params: unknown): Promise<Reply>;
+  /** Subscribes to every event; returns the unsubscribe function. */
+  subscribe(listener: <E extends EventName>(event: E, payload: AppEvents[E]) => void): () => void;
+}
+
+export const METHODS: readonly Method[] = [
+  'crawls.list', 'crawls.create', 'crawls.duplicate', 'crawls.start', 'crawls.pause', 'crawls.resume', 'crawls.stop',
+  'crawls.delete', 'crawls.stats', 'settings.schema', 'settings.get', 'settings.update', 'slots.pause', 'slots.resume',
+  'slots.pinDelay', 'slots.pinConcurrency', 'slots.clearPins', 'slots.resetBackoff', 'slots.snapshot', 'slots.history',
+  'log.events', 'log.changes',
+];
+
+export const EVENTS: readonly EventName[] = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed'];
