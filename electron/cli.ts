@@ -12,6 +12,7 @@ import { startTestSite, demoScenario } from './core/testsite/index';
 import { parseScenario, ScenarioError } from './core/testsite/scenario';
 import { defaultDatabaseFile } from './core/store/data-dir';
 import { APP_VERSION, PRESETS } from '../shared/settings';
+import { runBrowserMode } from './browser-mode';
 
 const USAGE = `slotscope ${APP_VERSION}: watch and steer a polite web crawl
 
@@ -24,6 +25,10 @@ Usage:
       Replay recorded Scrapy AutoThrottle cases through the throttle policy.
   slotscope demo [--db FILE.sqlite] [--quiet]
       Crawl the built-in test site and print where its history went.
+  slotscope serve [--port N] [--host 127.0.0.1] [--db FILE.sqlite] [--demo] [--open]
+      The app in a browser: serves the UI and its WebSocket on one port, behind a token in the printed URL.
+  slotscope start
+      What \`npm start\` runs: serve on the default database with the built-in test site as a demo, opening a browser.
 
 Exit codes: 0 ok, 1 failure, 2 invalid input.`;
 
@@ -162,6 +167,21 @@ async function cmdDemo(argv: string[]): Promise<number> {
   return 0;
 }
 
+async function cmdServe(argv: string[], defaults: { demo: boolean; open: boolean }): Promise<number> {
+  const a = parseArgs(argv, ['port', 'host', 'db'], ['demo', 'open']);
+  const port = a.port === undefined ? 0 : Number(a.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: ${JSON.stringify(a.port)} is not allowed (a port number 0-65535)`);
+  await runBrowserMode({
+    db: a.db ? resolvePath(String(a.db)) : defaultDatabaseFile(),
+    host: a.host ? String(a.host) : '127.0.0.1',
+    port,
+    demo: Boolean(a.demo) || defaults.demo,
+    open: Boolean(a.open) || defaults.open,
+    log: err,
+  });
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
@@ -173,6 +193,10 @@ async function main(argv: string[]): Promise<number> {
       return cmdReplay(rest);
     case 'demo':
       return cmdDemo(rest);
+    case 'serve':
+      return cmdServe(rest, { demo: false, open: false });
+    case 'start':
+      return cmdServe(rest, { demo: true, open: true });
     case '--version':
     case 'version':
       process.stdout.write(`${APP_VERSION}\n`);

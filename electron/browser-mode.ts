@@ -1,0 +1,93 @@
+// Browser mode: the core and the browser host in one process, for `slotscope serve` (a crawl on a
+// server watched from a laptop) and for `npm start` where no Electron binary exists.
+
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PRESETS } from '../shared/settings';
+import { createCore, type Core } from './core/create-core';
+import { demoScenario } from './core/testsite/index';
+import { startTestSite, type TestSite } from './core/testsite/index';
+import { startServer } from './server/ws-server';
+
+export interface BrowserModeOptions {
+  readonly db: string;
+  readonly host?: string;
+  readonly port?: number;
+  /** Start the built-in test site and, when the database has no crawls yet, create a demo crawl of it. */
+  readonly demo?: boolean;
+  /** Open the URL in an installed browser (chromium, xdg-open, open). */
+  readonly open?: boolean;
+  readonly log: (line: string) => void;
+}
+
+/** Fixed port of the demo site, so a demo crawl created in an earlier run still reaches it. */
+export const DEMO_PORT = 47321;
+
+/** The built renderer: dist/renderer beside this bundle, or under the repository root. */
+export function rendererDir(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const dir of [join(here, 'renderer'), join(here, '..', 'dist', 'renderer'), join(here, '..', '..', 'dist', 'renderer')]) {
+    if (existsSync(join(dir, 'index.html'))) return dir;
+  }
+  return join(here, 'renderer');
+}
+
+async function startDemo(core: Core, log: (line: string) => void): Promise<TestSite> {
+  const scenario = { ...demoScenario(), port: DEMO_PORT };
+  const site = await startTestSite(scenario, { loopbackFallback: true });
+  const list = await core.dispatch('crawls.list', {});
+  if (list.ok && (list.result as unknown[]).length === 0) {
+    const preset = PRESETS.find((p) => p.id === 'many-sites')!;
+    const created = await core.dispatch('crawls.create', {
+      config: {
+        name: 'Demo: built-in test site',
+        seeds: Object.keys(site.hosts).map((h) => `${site.origin(h)}/`),
+        follow: { scope: 'host', max_pages: 200 },
+        settings: { ...preset.settings, AUTOTHROTTLE_START_DELAY: 0.5, AUTOTHROTTLE_DEBUG: true },
+        resolve: site.resolve,
+      },
+    });
+    if (created.ok) log('created the demo crawl of the built-in test site: press Start');
+  }
+  return site;
+}
+
+/** Tries the browsers a desktop may have; prints the URL either way. */
+function openBrowser(url: string, log: (line: string) => void): void {
+  const candidates = process.platform === 'darwin' ? [['open', url]]
+    : process.platform === 'win32' ? [['cmd', '/c', 'start', '', url]]
+      : process.env.DISPLAY || process.env.WAYLAND_DISPLAY ? [['xdg-open', url], ['chromium', `--app=${url}`]] : [];
+  const tryNext = (i: number): void => {
+    if (i >= candidates.length) return;
+    const [cmd, ...args] = candidates[i];
+    const child = spawn(cmd, args, { stdio: 'ignore', detached: true });
+    child.on('error', () => tryNext(i + 1));
+    child.unref();
+  };
+  tryNext(0);
+  if (candidates.length === 0) log('no desktop browser to open here: open the URL above in a browser');
+}
+
+/** Runs until SIGINT/SIGTERM; then pauses running crawls, flushes the history and stops. */
+export async function runBrowserMode(o: BrowserModeOptions): Promise<void> {
+  mkdirSync(dirname(o.db), { recursive: true });
+  const core = await createCore({ db: o.db });
+  const site = o.demo ? await startDemo(core, o.log) : null;
+  const staticDir = rendererDir();
+  if (!existsSync(join(staticDir, 'index.html'))) o.log('the renderer is not built: run `npm run build`');
+  const server = await startServer({ dispatcher: core, host: o.host, port: o.port, staticDir, log: o.log });
+  o.log(`Slotscope is running: ${server.url}`);
+  o.log(`history: ${o.db}`);
+  process.stdout.write(`${JSON.stringify({ ready: true, url: server.url, db: o.db })}\n`);
+  if (o.open) openBrowser(server.url, o.log);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  o.log('stopping: running crawls are paused and their history saved');
+  await server.close();
+  await core.close();
+  await site?.close();
+}
