@@ -9,7 +9,10 @@ import { serveMessages } from './children';
 const [scenarioFile, logFile] = process.argv.slice(2);
 const scenario = JSON.parse(readFileSync(scenarioFile, 'utf8')) as ScenarioInput;
 const site = await startTestSite(scenario, { log: logFile });
-process.send!({ type: 'ready', resolve: site.resolve, ports: site.ports });
+// Epoch ms of the log's time 0 (within microseconds: the site sets it just before resolving),
+// so a parent can put the engine's epoch times on the log's timebase: t = epoch - t0Epoch.
+const t0Epoch = performance.timeOrigin + performance.now();
+process.send!({ type: 'ready', resolve: site.resolve, ports: site.ports, hosts: site.hosts, t0Epoch });
 
 serveMessages(async (m) => {
   if (m.type === 'close') {
@@ -17,5 +20,9 @@ serveMessages(async (m) => {
     return { closed: true };
   }
   if (m.type === 'usage') return { cpu: process.cpuUsage(), at: performance.now() };
+  // The Retry-After blocks the host announced ({from, to} in the log's ms timebase).
+  if (m.type === 'blocks') return { blocks: site.blocks(String(m.host)) };
+  // Time-weighted requests in flight while the host served at least one ({mean, max, samples}).
+  if (m.type === 'inflight') return { stats: site.inFlightStats(String(m.host)) };
   throw new Error(`unknown message ${String(m.type)}`);
 }, () => site.close());
