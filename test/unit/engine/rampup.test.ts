@@ -20,6 +20,7 @@ function simulate(limit: number, seconds: number, target: number | [number, numb
       rampupFeedback(r, f.sent, f.at, p);
     }
     sent++;
+    rampupBegin(r, t);
     while (accepted.length && accepted[0] <= t - 1000) accepted.shift();
     if (accepted.length < limit) accepted.push(t);
     else {
