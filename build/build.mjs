@@ -1,4 +1,4 @@
-// Builds the Node-side bundles (CLI, history worker) with esbuild.
+// Builds the renderer (Vite) and the Node-side bundles (CLI, history worker) with esbuild.
 // `--if-needed` skips the build when every output is newer than every source file.
 import { build } from 'esbuild';
 import { readdirSync, statSync, existsSync } from 'node:fs';
@@ -29,6 +29,11 @@ function upToDate() {
   const src = Math.max(newestSource(join(root, 'electron')), newestSource(join(root, 'shared')));
   return oldestOut > src;
 }
+
+import { buildRenderer } from '../renderer/build.mjs';
+
+// The renderer first: it has its own up-to-date check.
+await buildRenderer({ ifNeeded: process.argv.includes('--if-needed') });
 
 if (process.argv.includes('--if-needed') && upToDate()) process.exit(0);
 

@@ -1,5 +1,5 @@
 // Runs every test tier that exists and prints one closing line summing them: `N passed, N failed`.
-// Tiers: typecheck, vitest (unit + integration), the conformance replay through the CLI.
+// Tiers: typecheck, vitest (unit + integration), the conformance replay through the CLI, browser e2e.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
@@ -45,6 +45,11 @@ if (!existsSync(vectors)) {
   const m = /(\d+) passed, (\d+) failed\s*$/.exec(r.stdout ?? '');
   tiers.push(['replay', m ? Number(m[1]) : 0, m ? Number(m[2]) : 1]);
 }
+
+// Tier 3: browser end-to-end (the built renderer in Debian's Chromium against the real core and host).
+const e2e = run(process.execPath, [join(root, 'test/e2e/run.mjs')], { capture: true });
+const em = /(\d+) passed, (\d+) failed\s*$/.exec(e2e.stdout ?? '');
+tiers.push(['e2e', em ? Number(em[1]) : 0, em ? Number(em[2]) : 1]);
 
 let passed = 0;
 let failed = 0;

@@ -1,0 +1,26 @@
+// A button that runs an async command and stays disabled until it settles, so a slow host
+// never receives the same click twice. Failures are reported by the command itself.
+
+import { useState, type ReactNode } from 'react';
+
+export interface CommandButtonProps {
+  readonly onRun: () => Promise<unknown>;
+  readonly disabled?: boolean;
+  readonly children: ReactNode;
+  readonly label?: string;
+  readonly title?: string;
+  readonly variant?: 'primary' | 'default' | 'danger' | 'small';
+}
+
+export function CommandButton({ onRun, disabled = false, children, label, title, variant = 'default' }: CommandButtonProps) {
+  const [busy, setBusy] = useState(false);
+  const run = () => {
+    setBusy(true);
+    onRun().finally(() => setBusy(false));
+  };
+  return (
+    <button type="button" className={`btn btn-${variant}`} disabled={disabled || busy} aria-busy={busy} aria-label={label} title={title} onClick={run}>
+      {children}
+    </button>
+  );
+}

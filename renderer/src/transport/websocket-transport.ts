@@ -1,0 +1,22 @@
+// The transport in a plain browser: the browser host's reconnecting WebSocket client at /ws of the
+// page's own origin. The token travels as the cookie set by the first page load (and in the URL).
+
+import { connect } from '../../../electron/server/client';
+import type { Transport } from './transport';
+
+/** `ws(s)://<host>/ws`, with the page's `?token=` passed on when it has one. */
+export function webSocketUrl(location: Pick<Location, 'protocol' | 'host' | 'search'>): string {
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const token = new URLSearchParams(location.search).get('token');
+  return `${scheme}//${location.host}/ws${token ? `?token=${encodeURIComponent(token)}` : ''}`;
+}
+
+export function webSocketTransport(url: string): Transport {
+  const client = connect(url);
+  return {
+    kind: 'websocket',
+    invoke: (method, params) => client.invoke(method, params),
+    subscribe: (event, listener) => client.subscribe(event, listener),
+    onState: (listener) => client.onState(listener),
+  };
+}

@@ -1,0 +1,42 @@
+// The window: header, message line, the crawl list and the selected crawl. Only the selection
+// is React state here; everything live comes from the stores.
+
+import { useCallback, useEffect, useState } from 'react';
+import type { CrawlInfo } from '../../../shared/contract';
+import { MessageLine } from '../components/message-line';
+import type { CrawlsStore } from '../store/crawls-store';
+import { useStore } from '../store/use-store';
+import { AppHeader } from './app-header';
+import { useApp } from './app-context';
+import { CrawlList } from './crawl-list';
+import { CrawlPanel } from './crawl-panel';
+
+/** What to show before the user picks: a running (or paused) crawl, else the newest. */
+function defaultPick(crawls: readonly CrawlInfo[]): number | null {
+  return (crawls.find((c) => c.status === 'running' || c.status === 'paused') ?? crawls[0])?.id ?? null;
+}
+const pickDefault = (s: CrawlsStore) => defaultPick(s.list());
+
+export function App() {
+  const { stores } = useApp();
+  const [selected, setSelected] = useState<number | null>(null);
+  const fallback = useStore(stores.crawls, pickDefault);
+  const selectedExists = useStore(stores.crawls, useCallback((s: CrawlsStore) => selected !== null && s.crawl(selected) !== undefined, [selected]));
+  const crawlId = selected !== null && selectedExists ? selected : fallback;
+
+  // Pin the default once shown, so a crawl that starts elsewhere never pulls the view away.
+  useEffect(() => {
+    if (crawlId !== null && crawlId !== selected) setSelected(crawlId);
+  }, [crawlId, selected]);
+
+  return (
+    <div className="app">
+      <AppHeader />
+      <MessageLine />
+      <main className="content">
+        <CrawlList selectedId={crawlId} onSelect={setSelected} />
+        {crawlId !== null && <CrawlPanel key={crawlId} crawlId={crawlId} />}
+      </main>
+    </div>
+  );
+}

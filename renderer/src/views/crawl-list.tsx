@@ -1,0 +1,71 @@
+// The crawls in the history, newest first: one row each with its status and figures; a click
+// selects the crawl the rest of the window shows and steers.
+
+import type { CrawlInfo } from '../../../shared/contract';
+import { Badge } from '../components/badge';
+import type { CrawlsStore } from '../store/crawls-store';
+import { useStore } from '../store/use-store';
+import { useApp } from './app-context';
+import { formatCount, formatWhen } from './format';
+import { CRAWL_STATUS_TONE } from './tones';
+
+const list = (s: CrawlsStore) => s.list();
+const loaded = (s: CrawlsStore) => s.isLoaded();
+
+export function CrawlList({ selectedId, onSelect }: { selectedId: number | null; onSelect: (id: number) => void }) {
+  const { stores } = useApp();
+  const crawls = useStore(stores.crawls, list);
+  const isLoaded = useStore(stores.crawls, loaded);
+  return (
+    <section className="panel crawl-list" aria-labelledby="crawls-title">
+      <div className="panel-head">
+        <h2 id="crawls-title">Crawls</h2>
+        <span className="panel-note">{isLoaded ? `${crawls.length} in the history` : 'loading…'}</span>
+      </div>
+      {isLoaded && crawls.length === 0 ? (
+        <p className="empty">No crawls yet.</p>
+      ) : (
+        <div className="table-scroll crawl-list-scroll">
+          <table className="grid" data-testid="crawl-list">
+            <thead>
+              <tr>
+                <th className="left">Name</th>
+                <th className="left">Status</th>
+                <th className="left">Started</th>
+                <th className="num">Requests</th>
+                <th className="num">Responses</th>
+                <th className="num">Failures</th>
+              </tr>
+            </thead>
+            <tbody>
+              {crawls.map((c) => (
+                <CrawlRow key={c.id} crawl={c} selected={c.id === selectedId} onSelect={onSelect} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function CrawlRow({ crawl, selected, onSelect }: { crawl: CrawlInfo; selected: boolean; onSelect: (id: number) => void }) {
+  return (
+    <tr className={selected ? 'selected' : undefined} aria-selected={selected} data-crawl={crawl.id} onClick={() => onSelect(crawl.id)}>
+      <td className="left">
+        <button type="button" className="link" onClick={() => onSelect(crawl.id)}>
+          {crawl.name}
+        </button>
+      </td>
+      <td className="left">
+        <Badge tone={CRAWL_STATUS_TONE[crawl.status]}>{crawl.status}</Badge>
+      </td>
+      <td className="left muted">{formatWhen(crawl.startedAt)}</td>
+      <td className="num" data-col="requests">{formatCount(crawl.requests)}</td>
+      <td className="num" data-col="responses">{formatCount(crawl.responses)}</td>
+      <td className={`num${crawl.failures > 0 ? ' bad-text' : ''}`} data-col="failures">
+        {formatCount(crawl.failures)}
+      </td>
+    </tr>
+  );
+}

@@ -1,0 +1,54 @@
+// Steering one slot from its row: pausing it stops that host's arrivals at the test site while
+// the other hosts go on, and resuming it brings them back; then Stop ends the crawl.
+
+import { strict as assert } from 'node:assert';
+import {
+  assertNoPageErrors, numberOf, openPage, runTests, sleep, slotCell, slotRow, startStack, test, textOf, waitFor, waitForText,
+} from './harness';
+
+const HOSTS = {
+  'alpha.test': { address: '127.0.30.11', pages: 300, latency_ms: 20 },
+  'beta.test': { address: '127.0.30.12', pages: 300, latency_ms: 50 },
+  'gamma.test': { address: '127.0.30.13', pages: 300, latency_ms: 20 },
+};
+
+test('pausing a slot from its row stops its host\'s arrivals while the others go on; resume restarts it', async (t) => {
+  const stack = await startStack(t, { hosts: HOSTS }, [
+    { name: 'e2e slot control', settings: { DOWNLOAD_DELAY: 0.1, RANDOMIZE_DOWNLOAD_DELAY: false, AUTOTHROTTLE_ENABLED: false } },
+  ]);
+  const p = await openPage(t, stack.server.url);
+  const { page } = p;
+  await waitForText(page.getByTestId('crawl-status'), 'created');
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
+  await waitForText(page.getByTestId('crawl-status'), 'running');
+  for (const host of Object.keys(HOSTS)) {
+    await waitFor(async () => (await numberOf(slotCell(page, host, 'requests'))) >= 3, `${host} to have made a few requests`, 10_000);
+  }
+
+  await page.getByRole('button', { name: 'Pause slot alpha.test' }).click();
+  await waitFor(async () => (await slotRow(page, 'alpha.test').getAttribute('data-state')) === 'paused', 'alpha.test to show paused', 5000);
+  assert.equal(await textOf(slotCell(page, 'alpha.test', 'state')), 'paused');
+  await page.getByRole('button', { name: 'Resume slot alpha.test' }).waitFor({ timeout: 5000 });
+  // A request already in flight may still land (20 ms); after that, nothing more for alpha.
+  await sleep(300);
+  const alphaAtPause = stack.arrivals('alpha.test').length;
+  const othersAtPause = stack.arrivals('beta.test').length + stack.arrivals('gamma.test').length;
+  await sleep(2000);
+  assert.equal(stack.arrivals('alpha.test').length, alphaAtPause, 'alpha.test received requests while its slot was paused');
+  const othersGained = stack.arrivals('beta.test').length + stack.arrivals('gamma.test').length - othersAtPause;
+  assert.ok(othersGained >= 10, `the other hosts went on while alpha.test was paused (only ${othersGained} arrivals in 2 s)`);
+  // The paused row holds still too.
+  assert.equal(await numberOf(slotCell(page, 'alpha.test', 'requests')), alphaAtPause);
+
+  await page.getByRole('button', { name: 'Resume slot alpha.test' }).click();
+  await waitFor(() => stack.arrivals('alpha.test').length >= alphaAtPause + 5, 'alpha.test to receive requests again', 10_000, () => stack.arrivals('alpha.test').length);
+  await waitFor(async () => (await slotRow(page, 'alpha.test').getAttribute('data-state')) !== 'paused', 'alpha.test to leave the paused state', 5000);
+  await waitFor(async () => (await numberOf(slotCell(page, 'alpha.test', 'requests'))) > alphaAtPause, 'alpha.test\'s row to count again', 5000);
+
+  await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
+  await waitFor(async () => page.getByRole('button', { name: 'Pause slot beta.test' }).isDisabled(), 'slot actions to be disabled once the crawl ended', 5000);
+  assertNoPageErrors(p);
+});
+
+await runTests('slot-control.e2e.ts');
