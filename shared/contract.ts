@@ -40,6 +40,8 @@ export interface CrawlStatsWire {
   readonly inFlight: number;
   readonly queued: number;
   readonly slots: number;
+  /** URLs robots.txt kept the crawl from. */
+  readonly robotsDisallowed: number;
   readonly startedAt: number | null;
   readonly finishedAt: number | null;
 }

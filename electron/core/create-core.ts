@@ -4,7 +4,7 @@
 
 import {
   METHODS, SLOT_COLUMNS,
-  type AppError, type AppEvents, type CrawlInfo, type CrawlStatsWire, type Dispatcher, type EventName, type Method,
+  type AppError, type AppEvents, type CrawlInfo, type Dispatcher, type EventName, type Method,
   type Params, type Reply, type Result, type SlotTuple,
 } from '../../shared/contract';
 import { applySettings, SETTINGS_SCHEMA, type Settings } from '../../shared/settings';
@@ -47,13 +47,6 @@ class CoreError extends Error {
 const fail = (code: AppError['code'], message: string, field?: string): never => {
   throw new CoreError({ code, message, ...(field ? { field } : {}) });
 };
-
-function wireStats(s: CrawlStats): CrawlStatsWire {
-  return {
-    status: s.status, requests: s.requests, responses: s.responses, failures: s.failures, byStatus: s.byStatus,
-    bytes: s.bytes, inFlight: s.inFlight, queued: s.queued, slots: s.slots, startedAt: s.startedAt, finishedAt: s.finishedAt,
-  };
-}
 
 export async function createCore(o: CoreOptions): Promise<Core> {
   const writer = await openHistoryWriter(o.db);
@@ -139,7 +132,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       const s = l.crawler.currentSettings;
       const rows = l.diff.changed(l.crawler.slots(), s, l.crawler.now);
       if (rows.length > 0) emit('slots.update', { crawlId, rows });
-      if (ticks % 10 === 0 && running.has(crawlId)) emit('crawl.status', { crawlId, stats: wireStats(l.crawler.stats()) });
+      if (ticks % 10 === 0 && running.has(crawlId)) emit('crawl.status', { crawlId, stats: l.crawler.stats() });
     }
     draining.clear();
     if (running.size === 0 && ticker) {
@@ -166,7 +159,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
         },
         onStatus: (status: CrawlStatus) => {
           writer.updateCrawl(id, { status });
-          emit('crawl.status', { crawlId: id, stats: wireStats(crawler.stats()) });
+          emit('crawl.status', { crawlId: id, stats: crawler.stats() });
         },
       },
     });
@@ -199,7 +192,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       await crawler.close();
       await writer.flush().catch(() => undefined);
       if (closed) return;
-      emit('crawl.status', { crawlId: id, stats: wireStats(stats) });
+      emit('crawl.status', { crawlId: id, stats });
       emit('crawls.changed', { crawls: list() });
   }
 
@@ -255,11 +248,11 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     },
     'crawls.stats': (p) => {
       const l = running.get(p.id);
-      if (l) return wireStats(l.crawler.stats());
+      if (l) return l.crawler.stats();
       const i = info(p.id);
       const sum = reader.crawlSummary(p.id);
       return { status: i.status, requests: sum.requests, responses: sum.responses, failures: sum.failures, byStatus: sum.by_status,
-        bytes: 0, inFlight: 0, queued: 0, slots: sum.slots, startedAt: i.startedAt, finishedAt: i.finishedAt };
+        bytes: 0, inFlight: 0, queued: 0, slots: sum.slots, robotsDisallowed: 0, startedAt: i.startedAt, finishedAt: i.finishedAt };
     },
     'settings.schema': () => SETTINGS_SCHEMA.map(({ name, label, help, group, default: def, allowed }) => ({ name, label, help, group, default: def, allowed })),
     'settings.get': (p) => running.get(p.id)?.crawler.currentSettings ?? configOf(p.id).settings,

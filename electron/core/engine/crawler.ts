@@ -6,6 +6,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { applySettings, type Settings, type SettingsResult } from '../../../shared/settings';
 import type { ChangeRecord, ChangeSource, CrawlStatus, EventRecord, ResponseRecord } from '../../../shared/types';
+import type { CrawlStatsWire } from '../../../shared/contract';
 import { createRealClock, type Clock } from '../clock';
 import { describeSeedError, type CrawlConfig } from './crawl-config';
 import { Downloader, type DownloadHandle, type DownloadResult } from './downloader';
@@ -37,20 +38,8 @@ export interface CrawlerOptions {
   readonly idleSlotMs?: number;
 }
 
-export interface CrawlStats {
-  readonly status: CrawlStatus;
-  readonly requests: number;
-  readonly responses: number;
-  readonly failures: number;
-  readonly byStatus: Readonly<Record<string, number>>;
-  readonly bytes: number;
-  readonly inFlight: number;
-  readonly queued: number;
-  readonly slots: number;
-  readonly robotsDisallowed: number;
-  readonly startedAt: number | null;
-  readonly finishedAt: number | null;
-}
+/** A crawl's figures, as the contract sends them. */
+export type CrawlStats = CrawlStatsWire;
 
 const ROBOTS_PRIORITY = 1000;
 const NO_SCOPES: readonly string[] = [];

@@ -7,7 +7,7 @@ import { CounterDispatcher, openSocket, slotRow, startTestServer, until } from '
 
 const crawlStatus = (crawlId: number): AppEvents['crawl.status'] => ({
   crawlId,
-  stats: { status: 'running', requests: 1, responses: 1, failures: 0, byStatus: {}, bytes: 0, inFlight: 0, queued: 0, slots: 1, startedAt: 1, finishedAt: null },
+  stats: { status: 'running', requests: 1, responses: 1, failures: 0, byStatus: {}, bytes: 0, inFlight: 0, queued: 0, slots: 1, robotsDisallowed: 0, startedAt: 1, finishedAt: null },
 });
 
 describe('requests', () => {
