@@ -118,6 +118,37 @@ describe('rate-limit headers', () => {
   }
 });
 
+describe('rampup', () => {
+  it('learns a rate limit: climbs, cuts once per burst, never sends inside a Retry-After block', async () => {
+    const host = 'ramp.test';
+    const s = await site({ hosts: { [host]: { address: '127.0.19.30', pages: 140, latency_ms: 5,
+      rate_limit: { requests: 10, per_seconds: 1, status: 429, retry_after: 1 } } } });
+    const { changes, stats } = await crawl(crawlConfig({
+      seeds: Array.from({ length: 130 }, (_, i) => `${s.origin(host)}/page/${i + 1}`),
+      follow: { scope: 'none' },
+      settings: { ...QUICK, RETRY_TIMES: 5, THROTTLING_SCOPES: { [host]: { rampup: true } } },
+      resolve: s.resolve,
+    }), { limitMs: 40_000 });
+    expect(stats.status).toBe('finished');
+    const log = arrivals(s, host);
+    // Server-side truth: nothing arrived while a wait the server announced was in force.
+    for (const b of s.blocks(host)) expect(log.filter((e) => e.t > b.from + 3 && e.t < b.to - 1)).toEqual([]);
+    const ok = log.filter((e) => e.status === 200);
+    expect(ok).toHaveLength(130);
+    const refused = log.filter((e) => e.status === 429).length;
+    expect(refused / log.length).toBeLessThan(0.1);
+    // It found the limit: over the second half, at least 60% of the 10 req/s allowed.
+    const half = ok.slice(65);
+    const rate = (half.length - 1) / ((half.at(-1)!.t - half[0].t) / 1000);
+    expect(rate).toBeGreaterThan(6);
+    expect(rate).toBeLessThan(11);
+    const cuts = changes.filter((c) => c.setting === 'rampup_rate' && c.source === 'rampup');
+    expect(cuts.length).toBeGreaterThanOrEqual(1);
+    // A cut per burst: never two within a second of each other.
+    for (let i = 1; i < cuts.length; i++) expect(cuts[i].t - cuts[i - 1].t).toBeGreaterThan(1000);
+  });
+});
+
 describe('robots.txt Crawl-delay', () => {
   it('makes the slot one lane with Crawl-delay as its floor, recorded as the cause', async () => {
     const s = await site({ hosts: { 'cd.test': { address: '127.0.19.10', pages: 6, latency_ms: 2, robots: { crawl_delay: 0.3 } } } });
