@@ -149,6 +149,8 @@ export interface CrawlSpec {
   readonly name: string;
   /** Hosts of the site to seed (`/` of each); default all. */
   readonly hosts?: readonly string[];
+  /** Paths to seed on each host; default `/` only. */
+  readonly paths?: readonly string[];
   readonly settings?: Readonly<Record<string, unknown>>;
   readonly follow?: Readonly<Record<string, unknown>>;
 }
@@ -185,7 +187,7 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
     const hosts = c.hosts ?? Object.keys(scenario.hosts);
     const config = {
       name: c.name,
-      seeds: hosts.map((h) => `${site.origin(h)}/`),
+      seeds: hosts.flatMap((h) => (c.paths ?? ['/']).map((path) => `${site.origin(h)}${path}`)),
       resolve: site.resolve,
       ...(c.follow ? { follow: c.follow } : {}),
       settings: c.settings ?? {},

@@ -25,10 +25,10 @@ describe('warnings', () => {
   });
 
   it('fast error answers suggest a rate limit or a block', async () => {
-    const s = await site({ hosts: { 'w2.test': { address: '127.0.21.2', pages: 20, latency_ms: 2, statuses: { '403': 1 } } } });
+    const s = await site({ hosts: { 'w2.test': { address: '127.0.21.2', pages: 40, latency_ms: 2, statuses: { '403': 1 } } } });
     const o = s.origin('w2.test');
     const { events } = await crawl(crawlConfig({
-      seeds: Array.from({ length: 15 }, (_, i) => `${o}/page/${i + 1}`), follow: { scope: 'none' },
+      seeds: Array.from({ length: 35 }, (_, i) => `${o}/page/${i + 1}`), follow: { scope: 'none' },
       settings: QUICK, resolve: s.resolve,
     }), { limitMs: 20_000 });
     const w = warningsOf(events).filter((e) => e.code === 'fast-errors');

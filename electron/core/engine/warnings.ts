@@ -132,13 +132,14 @@ export class WarningWatch {
       w.fastErrorStreak = 0;
     } else {
       const okAvg = w.okCount >= 5 ? w.okLatencySum / w.okCount : 0.05 / 0.5;
+      // A slow error (e.g. one that opened a connection) does not count, but does not end the run either.
       if (r.latency < okAvg * 0.5) {
         if (++w.fastErrorStreak === STREAK) {
           this.warn('fast-errors', key,
-            `${key}: ${STREAK} error responses in a row (last: ${r.status}) came back in under half the time of its pages: ` +
+            `${key}: ${STREAK} error responses without a good one between (last: ${r.status}) came back in under half the time of its pages: ` +
             `likely a rate limit or a block. Add the status to BACKOFF_HTTP_CODES, slow the slot down, or pause it and check the site.`);
         }
-      } else w.fastErrorStreak = 0;
+      }
     }
 
     // Near-identical small 200 bodies after varied ones: a soft block page.

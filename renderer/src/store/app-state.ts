@@ -1,10 +1,12 @@
 // Everything live the renderer holds, built once at start-up from one transport: the stores, the
 // one event subscription that feeds them, and the commands the views call (errors to the message line).
 
-import type { CrawlInfo, SlotTuple } from '../../../shared/contract';
+import type { AppError, CrawlInfo, Result, SettingDescription, SlotTuple } from '../../../shared/contract';
 import { toAppError, type Transport } from '../transport/transport';
 import { ConnectionStore } from './connection-store';
+import { CrawlLogs } from './crawl-log-store';
 import { CrawlsStore } from './crawls-store';
+import { FrameStore } from './frame-store';
 import { MessageStore } from './message-store';
 import { SlotTables } from './slot-table-store';
 
@@ -13,7 +15,26 @@ export interface Stores {
   readonly crawls: CrawlsStore;
   readonly slotTables: SlotTables;
   readonly messages: MessageStore;
+  /** Per crawl: its settings, changes and warnings. */
+  readonly crawlLogs: CrawlLogs;
+  /** The settings schema, once loaded. */
+  readonly schema: SchemaStore;
 }
+
+/** The settings schema (it never changes while the host runs), for the settings panel. */
+export class SchemaStore extends FrameStore {
+  private value: readonly SettingDescription[] | null = null;
+  current(): readonly SettingDescription[] | null {
+    return this.value;
+  }
+  set(schema: readonly SettingDescription[]): void {
+    this.value = schema;
+    this.changed();
+  }
+}
+
+/** An answer of a command whose refusal the view shows beside its own field (not on the message line). */
+export type Outcome<T> = { readonly ok: true; readonly result: T } | { readonly ok: false; readonly error: AppError };
 
 export type CrawlCommand = 'start' | 'pause' | 'resume' | 'stop';
 export type SlotCommand = 'pause' | 'resume';
@@ -25,6 +46,10 @@ export interface Commands {
   slot(command: SlotCommand, crawlId: number, key: string): Promise<boolean>;
   /** Opens a crawl's slot table (once): its snapshot when it runs, and its figures. Views get the table from `stores.slotTables`. */
   openCrawl(crawlId: number): void;
+  /** Sends a settings change set; the refusal comes back as data for the view to show by its field. */
+  updateSettings(crawlId: number, changes: Readonly<Record<string, unknown>>): Promise<Outcome<Result<'settings.update'>>>;
+  /** Creates a crawl from a crawl config; the refusal comes back as data. */
+  createCrawl(config: unknown): Promise<Outcome<Result<'crawls.create'>>>;
 }
 
 export interface AppState {
@@ -47,7 +72,10 @@ export function createAppState(transport: Transport): AppState {
     crawls: new CrawlsStore(),
     slotTables: new SlotTables(),
     messages: new MessageStore(),
+    crawlLogs: new CrawlLogs(),
+    schema: new SchemaStore(),
   };
+  const { crawlLogs } = stores;
   const { crawls, slotTables, messages } = stores;
   const opened = new Set<number>();
 
@@ -75,6 +103,39 @@ export function createAppState(transport: Transport): AppState {
     }
   }
 
+  async function loadSettings(crawlId: number): Promise<void> {
+    try {
+      crawlLogs.get(crawlId).setSettings(await transport.invoke('settings.get', { id: crawlId }));
+    } catch (e) {
+      messages.report(`Loading the settings of ${crawlName(crawlId)}`, toAppError(e));
+    }
+  }
+
+  /** A crawl's settings, changes and warnings as recorded (events add to them after). */
+  async function loadLog(crawlId: number): Promise<void> {
+    const log = crawlLogs.get(crawlId);
+    void loadSettings(crawlId);
+    try {
+      const [changes, warnings] = await Promise.all([
+        transport.invoke('log.changes', { id: crawlId }),
+        transport.invoke('log.events', { id: crawlId, kind: 'warning' }),
+      ]);
+      log.addChanges(changes);
+      log.addWarnings(warnings);
+    } catch (e) {
+      messages.report(`Loading the changes and warnings of ${crawlName(crawlId)}`, toAppError(e));
+    }
+  }
+
+  async function loadSchema(): Promise<void> {
+    if (stores.schema.current()) return;
+    try {
+      stores.schema.set(await transport.invoke('settings.schema', {}));
+    } catch (e) {
+      messages.report('Loading the settings schema', toAppError(e));
+    }
+  }
+
   /** At every (re)connection: the list, then every open table of a live crawl. */
   async function refresh(): Promise<void> {
     try {
@@ -89,6 +150,8 @@ export function createAppState(transport: Transport): AppState {
         void loadStats(id);
       }
     }
+    void loadSchema();
+    for (const id of opened) void loadLog(id);
   }
 
   // The one subscription that feeds the stores.
@@ -99,6 +162,14 @@ export function createAppState(transport: Transport): AppState {
       crawls.applyStats(p.crawlId, p.stats);
       // An open crawl that just came alive (started elsewhere, or before its table had rows): catch up.
       if (!isLive(before) && isLive(p.stats.status) && slotTables.get(p.crawlId)) void syncTable(p.crawlId);
+    }),
+    transport.subscribe('settings.changed', (p) => {
+      if (!opened.has(p.crawlId)) return;
+      crawlLogs.get(p.crawlId).addChanges(p.changes);
+      if (p.changes.some((c) => c.slot === null)) void loadSettings(p.crawlId);
+    }),
+    transport.subscribe('warning', (p) => {
+      if (opened.has(p.crawlId)) crawlLogs.get(p.crawlId).addWarnings([p.event]);
     }),
     transport.subscribe('slots.update', (p) => slotTables.get(p.crawlId)?.apply(p.rows)),
     transport.onState((state) => {
@@ -141,6 +212,25 @@ export function createAppState(transport: Transport): AppState {
       slotTables.open(crawlId);
       if (isLive(crawls.crawl(crawlId)?.status)) void syncTable(crawlId);
       void loadStats(crawlId);
+      void loadLog(crawlId);
+    },
+    async updateSettings(crawlId, changes) {
+      try {
+        const result = await transport.invoke('settings.update', { id: crawlId, changes });
+        void loadSettings(crawlId);
+        return { ok: true, result };
+      } catch (e) {
+        return { ok: false, error: toAppError(e) };
+      }
+    },
+    async createCrawl(config) {
+      try {
+        const result = await transport.invoke('crawls.create', { config });
+        crawls.applyInfo(result.crawl);
+        return { ok: true, result };
+      } catch (e) {
+        return { ok: false, error: toAppError(e) };
+      }
     },
   };
 

@@ -10,6 +10,7 @@ import { AppHeader } from './app-header';
 import { useApp } from './app-context';
 import { CrawlList } from './crawl-list';
 import { CrawlPanel } from './crawl-panel';
+import { NewCrawlForm } from './new-crawl-form';
 
 /** What to show before the user picks: a running (or paused) crawl, else the newest. */
 function defaultPick(crawls: readonly CrawlInfo[]): number | null {
@@ -20,6 +21,7 @@ const pickDefault = (s: CrawlsStore) => defaultPick(s.list());
 export function App() {
   const { stores } = useApp();
   const [selected, setSelected] = useState<number | null>(null);
+  const [creating, setCreating] = useState(false);
   const fallback = useStore(stores.crawls, pickDefault);
   const selectedExists = useStore(stores.crawls, useCallback((s: CrawlsStore) => selected !== null && s.crawl(selected) !== undefined, [selected]));
   const crawlId = selected !== null && selectedExists ? selected : fallback;
@@ -34,8 +36,12 @@ export function App() {
       <AppHeader />
       <MessageLine />
       <main className="content">
-        <CrawlList selectedId={crawlId} onSelect={setSelected} />
-        {crawlId !== null && <CrawlPanel key={crawlId} crawlId={crawlId} />}
+        <CrawlList selectedId={crawlId} onSelect={(id) => { setSelected(id); setCreating(false); }} onNew={() => setCreating(true)} />
+        {creating ? (
+          <NewCrawlForm onCancel={() => setCreating(false)} onOpen={(id) => { setSelected(id); setCreating(false); }} />
+        ) : (
+          crawlId !== null && <CrawlPanel key={crawlId} crawlId={crawlId} />
+        )}
       </main>
     </div>
   );

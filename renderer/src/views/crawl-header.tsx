@@ -6,6 +6,7 @@ import type { CrawlStatus } from '../../../shared/types';
 import { Badge } from '../components/badge';
 import { CommandButton } from '../components/command-button';
 import { Stat } from '../components/stat';
+import type { CrawlLogStore } from '../store/crawl-log-store';
 import type { CrawlsStore } from '../store/crawls-store';
 import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
@@ -19,8 +20,11 @@ const can = {
   stop: (s: CrawlStatus) => s === 'created' || s === 'running' || s === 'paused',
 };
 
-export function CrawlHeader({ crawlId }: { crawlId: number }) {
+const warningCount = (s: CrawlLogStore) => s.warnings().length;
+
+export function CrawlHeader({ crawlId, onShowWarnings }: { crawlId: number; onShowWarnings?: () => void }) {
   const { stores, commands } = useApp();
+  const warnings = useStore(stores.crawlLogs.get(crawlId), warningCount);
   const info = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId), [crawlId]));
   const stats = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.statsOf(crawlId), [crawlId]));
   if (!info) return null;
@@ -79,6 +83,11 @@ export function CrawlHeader({ crawlId }: { crawlId: number }) {
         </Stat>
         <Stat label="Slots" testId="stat-slots">
           {formatCount(stats?.slots ?? info.slots)}
+        </Stat>
+        <Stat label="Warnings" testId="stat-warnings">
+          <button type="button" className={`link${warnings > 0 ? ' warn-text' : ''}`} onClick={onShowWarnings} title="Show the warnings">
+            {formatCount(warnings)}
+          </button>
         </Stat>
       </div>
     </div>

@@ -12,7 +12,7 @@ import { CRAWL_STATUS_TONE } from './tones';
 const list = (s: CrawlsStore) => s.list();
 const loaded = (s: CrawlsStore) => s.isLoaded();
 
-export function CrawlList({ selectedId, onSelect }: { selectedId: number | null; onSelect: (id: number) => void }) {
+export function CrawlList({ selectedId, onSelect, onNew }: { selectedId: number | null; onSelect: (id: number) => void; onNew: () => void }) {
   const { stores } = useApp();
   const crawls = useStore(stores.crawls, list);
   const isLoaded = useStore(stores.crawls, loaded);
@@ -21,6 +21,9 @@ export function CrawlList({ selectedId, onSelect }: { selectedId: number | null;
       <div className="panel-head">
         <h2 id="crawls-title">Crawls</h2>
         <span className="panel-note">{isLoaded ? `${crawls.length} in the history` : 'loading…'}</span>
+        <button type="button" className="btn btn-small panel-action" onClick={onNew}>
+          New crawl
+        </button>
       </div>
       {isLoaded && crawls.length === 0 ? (
         <p className="empty">No crawls yet.</p>

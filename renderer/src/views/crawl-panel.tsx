@@ -1,20 +1,44 @@
-// The selected crawl: its header (status, commands, live figures) over its live slot table.
-// Opening a crawl fetches its slot snapshot and figures once; events keep them current after.
+// The selected crawl: its header (status, commands, live figures) over one of three views: the
+// live slot table, its settings with their changes, or its warnings. Opening a crawl fetches once.
 
-import { useEffect } from 'react';
+import { useEffect, useState } from 'react';
+import type { CrawlLogStore } from '../store/crawl-log-store';
+import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
 import { CrawlHeader } from './crawl-header';
+import { SettingsPanel } from './settings-panel';
 import { SlotTable } from './slot-table';
+import { WarningsPanel } from './warnings-panel';
+
+type Tab = 'slots' | 'settings' | 'warnings';
+const warningCount = (s: CrawlLogStore) => s.warnings().length;
 
 export function CrawlPanel({ crawlId }: { crawlId: number }) {
   const { stores, commands } = useApp();
+  const [tab, setTab] = useState<Tab>('slots');
   // Creating the (empty) table store is idempotent; fetching its rows is the effect's job.
   const table = stores.slotTables.open(crawlId).table;
+  const warnings = useStore(stores.crawlLogs.get(crawlId), warningCount);
   useEffect(() => commands.openCrawl(crawlId), [commands, crawlId]);
+  const tabButton = (id: Tab, label: string) => (
+    <button type="button" role="tab" id={`tab-${id}`} aria-selected={tab === id} aria-controls="crawl-tabpanel"
+      className={`tab${tab === id ? ' active' : ''}`} onClick={() => setTab(id)}>
+      {label}
+    </button>
+  );
   return (
     <section className="panel crawl-panel" aria-label="Selected crawl" data-testid="crawl-panel" data-crawl={crawlId}>
-      <CrawlHeader crawlId={crawlId} />
-      <SlotTable table={table} crawlId={crawlId} />
+      <CrawlHeader crawlId={crawlId} onShowWarnings={() => setTab('warnings')} />
+      <div className="tabs" role="tablist" aria-label="Crawl views">
+        {tabButton('slots', 'Slots')}
+        {tabButton('settings', 'Settings')}
+        {tabButton('warnings', warnings > 0 ? `Warnings (${warnings})` : 'Warnings')}
+      </div>
+      <div className="tab-body" id="crawl-tabpanel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
+        {tab === 'slots' && <SlotTable table={table} crawlId={crawlId} />}
+        {tab === 'settings' && <SettingsPanel crawlId={crawlId} />}
+        {tab === 'warnings' && <WarningsPanel crawlId={crawlId} />}
+      </div>
     </section>
   );
 }

@@ -1,0 +1,185 @@
+// The selected crawl's settings, grouped as the schema groups them, each editable in place:
+// a value is checked with shared applySettings as it is typed, sent with 'settings.update' on Apply.
+
+import { memo, useMemo, useState } from 'react';
+import type { SettingDescription } from '../../../shared/contract';
+import { applySettings, type Settings } from '../../../shared/settings';
+import type { ChangeRecord } from '../../../shared/types';
+import type { SchemaStore } from '../store/app-state';
+import type { CrawlLogStore } from '../store/crawl-log-store';
+import { useStore } from '../store/use-store';
+import { useApp } from './app-context';
+import { formatWhen } from './format';
+import { isComplex, parseInput, showValue } from './setting-value';
+
+const schemaOf = (s: SchemaStore) => s.current();
+const settingsOf = (s: CrawlLogStore) => s.settings();
+const changesOf = (s: CrawlLogStore) => s.changes();
+
+export function SettingsPanel({ crawlId }: { crawlId: number }) {
+  const { stores } = useApp();
+  const log = stores.crawlLogs.get(crawlId);
+  const schema = useStore(stores.schema, schemaOf);
+  const settings = useStore(log, settingsOf);
+  const groups = useMemo(() => {
+    const out = new Map<string, SettingDescription[]>();
+    for (const d of schema ?? []) out.set(d.group, [...(out.get(d.group) ?? []), d]);
+    return [...out];
+  }, [schema]);
+
+  return (
+    <div className="settings-layout" data-testid="settings-panel">
+      <div className="settings-scroll">
+        {!schema || !settings ? (
+          <p className="empty">Loading settings…</p>
+        ) : (
+          groups.map(([group, items]) => (
+            <section key={group} className="settings-group" aria-label={`${group} settings`}>
+              <h3>{group}</h3>
+              {items.map((d) => (
+                <SettingRow key={d.name} crawlId={crawlId} d={d} settings={settings} />
+              ))}
+            </section>
+          ))
+        )}
+      </div>
+      <ChangesList log={log} />
+    </div>
+  );
+}
+
+type Status = { readonly kind: 'applied'; readonly at: number } | { readonly kind: 'refused'; readonly message: string } | null;
+
+const SettingRow = memo(function SettingRow({ crawlId, d, settings }: { crawlId: number; d: SettingDescription; settings: Settings }) {
+  const { commands } = useApp();
+  const current = settings[d.name];
+  const complex = isComplex(d, current);
+  const [draft, setDraft] = useState<string | null>(null);
+  const [status, setStatus] = useState<Status>(null);
+  const [busy, setBusy] = useState(false);
+  const text = draft ?? showValue(current, complex);
+
+  // Inline check against the crawl's current settings, before anything is sent.
+  const check = useMemo(() => {
+    if (draft === null) return { error: null, value: undefined, changed: false };
+    const parsed = parseInput(d, current, draft);
+    if (!parsed.ok) return { error: parsed.message, value: undefined, changed: false };
+    const r = applySettings({ [d.name]: parsed.value }, settings);
+    if (!r.ok) return { error: r.errors.map((e) => e.message).join('; '), value: undefined, changed: false };
+    return { error: null, value: parsed.value, changed: r.changed.length > 0 };
+  }, [d, current, draft, settings]);
+
+  const apply = async () => {
+    if (check.error || !check.changed) return;
+    setBusy(true);
+    const r = await commands.updateSettings(crawlId, { [d.name]: check.value });
+    setBusy(false);
+    if (r.ok) {
+      setStatus({ kind: 'applied', at: r.result.at });
+      setDraft(null);
+    } else {
+      setStatus({ kind: 'refused', message: r.error.message });
+    }
+  };
+
+  const inputId = `setting-${d.name}`;
+  const error = check.error ?? (status?.kind === 'refused' ? status.message : null);
+  const onChange = (v: string) => {
+    setDraft(v);
+    setStatus(null);
+  };
+  return (
+    <div className={`setting-row${error ? ' has-error' : ''}`} data-setting={d.name} data-testid={`setting-${d.name}`}>
+      <div className="setting-what">
+        <label htmlFor={inputId} className="setting-label">
+          {d.label}
+        </label>
+        <code className="setting-name">{d.name}</code>
+        <div className="setting-help">{d.help}</div>
+      </div>
+      <div className="setting-values">
+        <div className="setting-current">
+          <span className="muted">now</span> <code data-testid="setting-current">{showValue(current)}</code>
+          <span className="muted"> · default</span> <code>{showValue(d.default)}</code>
+        </div>
+        <div className="setting-edit">
+          {complex ? (
+            <textarea id={inputId} className="input mono" rows={3} spellCheck={false} value={text} aria-invalid={error !== null}
+              onChange={(e) => onChange(e.target.value)} />
+          ) : (
+            <input id={inputId} className="input mono" value={text} aria-invalid={error !== null} spellCheck={false}
+              onChange={(e) => onChange(e.target.value)} onKeyDown={(e) => e.key === 'Enter' && void apply()} />
+          )}
+          <button type="button" className="btn btn-small" disabled={busy || check.error !== null || !check.changed} onClick={() => void apply()}
+            aria-label={`Apply ${d.name}`}>
+            Apply
+          </button>
+          {draft !== null && (
+            <button type="button" className="btn btn-small" onClick={() => { setDraft(null); setStatus(null); }} aria-label={`Reset ${d.name}`}>
+              Reset
+            </button>
+          )}
+        </div>
+        {error !== null && (
+          <div className="field-error" role="alert" data-testid="setting-error">
+            {error}
+          </div>
+        )}
+        {status?.kind === 'applied' && (
+          <div className="field-ok" data-testid="setting-applied">
+            applied at {formatWhen(status.at)}
+          </div>
+        )}
+      </div>
+    </div>
+  );
+});
+
+function ChangesList({ log }: { log: CrawlLogStore }) {
+  const changes = useStore(log, changesOf);
+  return (
+    <section className="changes" aria-labelledby="changes-title">
+      <div className="panel-head">
+        <h3 id="changes-title">Changes</h3>
+        <span className="panel-note">{changes.length} recorded, newest first</span>
+      </div>
+      {changes.length === 0 ? (
+        <p className="empty">No changes yet.</p>
+      ) : (
+        <div className="table-scroll changes-scroll">
+          <table className="grid" data-testid="changes-list">
+            <thead>
+              <tr>
+                <th className="left">Time</th>
+                <th className="left">Setting</th>
+                <th className="left">Old → new</th>
+                <th className="left">Source</th>
+              </tr>
+            </thead>
+            <tbody>
+              {changes.slice(0, 300).map((c, i) => (
+                <ChangeRow key={`${c.t}-${i}-${c.setting}`} c={c} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+function ChangeRow({ c }: { c: ChangeRecord }) {
+  return (
+    <tr data-setting={c.setting}>
+      <td className="left muted">{formatWhen(c.t)}</td>
+      <td className="left">
+        <code>{c.setting}</code>
+        {c.slot !== null && <span className="muted"> · {c.slot}</span>}
+      </td>
+      <td className="left mono" data-col="values">
+        {showValue(c.oldValue)} → {showValue(c.newValue)}
+      </td>
+      <td className="left muted" data-col="source">{c.source}</td>
+    </tr>
+  );
+}
