@@ -471,7 +471,8 @@ export class Crawler {
     const s = this.settings;
     let finished = false;
     const handle = this.downloader.fetch(
-      { origin: req.origin, path: req.path, method: req.method, timeout: s.DOWNLOAD_TIMEOUT, maxSize: s.DOWNLOAD_MAXSIZE, keepBody: this.wantsBody(req) },
+      { origin: req.origin, path: req.path, method: req.method, timeout: s.DOWNLOAD_TIMEOUT, maxSize: s.DOWNLOAD_MAXSIZE,
+        keepBody: this.wantsBody(req), startedAt: slot.lastStart },
       (res) => {
         finished = true;
         this.active.delete(handle);

@@ -30,6 +30,8 @@ export interface DownloadRequest {
   readonly maxSize: number;
   /** Keep the body bytes (for link extraction); otherwise only count them. */
   readonly keepBody: boolean;
+  /** The start time the scheduler stamped (epoch ms), so records and delays share one clock read. */
+  readonly startedAt?: number;
 }
 
 export interface DownloadResult {
@@ -309,7 +311,7 @@ export class Downloader {
    */
   fetch(req: DownloadRequest, cb: (r: DownloadResult) => void, onSent?: (t: number) => void): DownloadHandle {
     const dl = new Download(this, req, cb, onSent);
-    dl.startedAt = this.clock.now();
+    dl.startedAt = req.startedAt ?? this.clock.now();
     dl.deadline = dl.startedAt + req.timeout * 1000;
     this.active.add(dl);
     if (!this.sweeper) this.armSweeper();
