@@ -1,6 +1,7 @@
 // Builds the renderer (Vite) and the Node-side bundles (CLI, history worker) with esbuild.
 // `--if-needed` skips the build when every output is newer than every source file.
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from './node-bundle.mjs';
 import { readdirSync, statSync, existsSync } from 'node:fs';
 import { join, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -41,12 +42,6 @@ await build({
   absWorkingDir: root,
   entryPoints: Object.fromEntries(Object.entries(entries).map(([k, v]) => [k, join(root, v)])),
   outdir: join(root, 'dist'),
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'esm',
-  packages: 'external',
+  ...NODE_BUNDLE,
   sourcemap: true,
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  logLevel: 'warning',
 });

@@ -10,6 +10,7 @@ import { cpus } from 'node:os';
 import { join, dirname, basename, resolve as resolvePath, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from '../../build/node-bundle.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const benchDir = join(root, 'test', 'bench');
@@ -54,14 +55,8 @@ await build({
   outbase: benchDir,
   outdir: outDir,
   outExtension: { '.js': '.mjs' },
-  bundle: true,
-  platform: 'node',
-  target: 'node20',
-  format: 'esm',
-  packages: 'external',
+  ...NODE_BUNDLE,
   sourcemap: 'inline',
-  banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-  logLevel: 'warning',
 });
 
 /** The machine is shared: print its load so a reader can judge the noise behind the figures. */

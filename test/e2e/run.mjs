@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { NODE_BUNDLE } from '../../build/node-bundle.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
@@ -78,14 +79,8 @@ for (const name of files) {
     await build({
       entryPoints: [join(here, name)],
       outfile,
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'esm',
-      packages: 'external',
+      ...NODE_BUNDLE,
       sourcemap: 'inline',
-      banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
-      logLevel: 'warning',
     });
   } catch (e) {
     console.log(`not ok ${name}: does not bundle: ${e instanceof Error ? e.message : String(e)}`);
