@@ -156,8 +156,7 @@ export class WarningWatch {
     }
 
     // CDN cache hits: latency does not show the origin's load.
-    const age = Number(h(r.headers, 'age'));
-    if ((age > 0 || h(r.headers, 'x-cache').includes('hit') || h(r.headers, 'cf-cache-status') === 'hit') && r.latency < CDN_LATENCY_S) {
+    if (r.latency < CDN_LATENCY_S && (Number(h(r.headers, 'age')) > 0 || h(r.headers, 'x-cache').includes('hit') || h(r.headers, 'cf-cache-status') === 'hit')) {
       if (++w.cacheHits === STREAK * 2) {
         this.warn('cdn-cache', key,
           `${key}: responses come from a CDN cache (Age / X-Cache / CF-Cache-Status) in under ${CDN_LATENCY_S * 1000} ms, so latency ` +

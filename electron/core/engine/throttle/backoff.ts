@@ -134,6 +134,11 @@ export interface Block {
  * RateLimit/X-RateLimit reset with remaining 0 (even on a 200). Capped at `maxDelay` seconds.
  */
 export function blockFromHeaders(h: Headers, status: number, now: number, maxDelay: number, feedback: boolean): Block | null {
+  // Per-response path: most responses carry none of these headers; answer without allocating.
+  if (!h || (h['retry-after'] === undefined && h['ratelimit'] === undefined && h['ratelimit-remaining'] === undefined &&
+    h['ratelimit-reset'] === undefined && h['x-ratelimit-remaining'] === undefined && h['x-ratelimit-reset'] === undefined)) {
+    return null;
+  }
   const cap = now + maxDelay * 1000;
   const retryAfter = parseRetryAfter(header(h, 'retry-after'), now);
   if (retryAfter !== null && (feedback || status === 429 || status === 503)) {
