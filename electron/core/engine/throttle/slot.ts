@@ -198,44 +198,18 @@ export class Slot implements HeapItem {
   /**
    * The largest of the delay sources (SPEC 4.4), in seconds, and which one binds: the floor,
    * AutoThrottle's delay (or a user's pin in place of both), robots.txt Crawl-delay, backoff,
-   * and a Retry-After block (as the time left from `now`, when given).
+   * rampup, and a Retry-After block (as the time left from `now`, when given).
    */
   effectiveDelay(s: Settings, now?: number): { delay: number; cause: DelayCause } {
-    let delay: number;
+    let delay = this.delaySeconds(s);
     let cause: DelayCause;
-    if (this.pinDelay !== null) {
-      delay = this.pinDelay;
-      cause = 'pin';
-    } else {
-      const floor = this.floor(s);
-      const own = this.ownDelayFor(s);
-      if (own > floor) {
-        delay = own;
-        cause = this.autothrottle(s).enabled ? 'autothrottle' : 'floor';
-      } else {
-        delay = floor;
-        cause = 'floor';
-      }
-    }
-    if (this.crawlDelay !== null && this.crawlDelay > delay) {
-      delay = this.crawlDelay;
-      cause = 'crawl-delay';
-    }
-    if (this.backoff.level > 0) {
-      const b = backoffDelay(this.backoff, this.backoffParams(s));
-      if (b >= delay) {
-        delay = b;
-        cause = 'backoff';
-      }
-    }
     const rp = this.rampupParams(s);
-    if (rp) {
-      const r = rampupDelay(this.rampup, this.rampupTime(now), rp);
-      if (r >= delay) {
-        delay = r;
-        cause = 'rampup';
-      }
-    }
+    if (rp && rampupDelay(this.rampup, this.rampupTime(now), rp) === delay) cause = 'rampup';
+    else if (this.backoff.level > 0 && backoffDelay(this.backoff, this.backoffParams(s)) === delay) cause = 'backoff';
+    else if (this.crawlDelay !== null && this.crawlDelay === delay) cause = 'crawl-delay';
+    else if (this.pinDelay !== null) cause = 'pin';
+    else if (this.learned() > this.floor(s)) cause = this.autothrottle(s).enabled ? 'autothrottle' : 'floor';
+    else cause = 'floor';
     if (now !== undefined && this.backoff.blockedUntil > now) {
       const left = (this.backoff.blockedUntil - now) / 1000;
       if (left >= delay) {
@@ -246,13 +220,13 @@ export class Slot implements HeapItem {
     return { delay, cause: delay > 0 ? cause : 'none' };
   }
 
-  /** Seconds of the effective delay, without a Retry-After block (hot path). */
+  /** Seconds of the effective delay, without a Retry-After block (hot path: no allocation). */
   delaySeconds(s: Settings): number {
     let d: number;
     if (this.pinDelay !== null) d = this.pinDelay;
     else {
       const floor = this.floor(s);
-      const own = this.ownDelayFor(s);
+      const own = this.learned();
       d = own > floor ? own : floor;
     }
     if (this.crawlDelay !== null && this.crawlDelay > d) d = this.crawlDelay;
@@ -268,20 +242,19 @@ export class Slot implements HeapItem {
     return d;
   }
 
-  /** Rampup's rate is read at the latest start (or `now` before any): the gap after a start follows the rate then. */
-  private rampupTime(now?: number): number {
-    return this.lastStart > -Infinity ? this.lastStart : now ?? 0;
-  }
-
   /** The slot's own delay before floors, pins and backoff: AutoThrottle's, or the configured one. */
   ownDelay(s: Settings): number {
     return this.delay === -1 ? s.DOWNLOAD_DELAY : this.delay;
   }
 
-  /** Own delay when it counts: AutoThrottle on for this scope, or a DOWNLOAD_SLOTS delay. */
-  private ownDelayFor(s: Settings): number {
-    if (this.delay === -1) return 0;
-    return this.delay;
+  /** Its own delay when it has one (AutoThrottle's, or a DOWNLOAD_SLOTS delay); 0 when it follows the floor. */
+  private learned(): number {
+    return this.delay === -1 ? 0 : this.delay;
+  }
+
+  /** Rampup's rate is read at the latest start (or `now` before any): the gap after a start follows the rate then. */
+  private rampupTime(now?: number): number {
+    return this.lastStart > -Infinity ? this.lastStart : now ?? 0;
   }
 
   /** Earliest time (epoch ms) the next request may start, ignoring concurrency. */
