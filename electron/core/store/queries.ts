@@ -157,9 +157,9 @@ function toEvent(r: Row): EventRecord {
   return r[5] === null ? e : { ...e, data: JSON.parse(r[5] as string) };
 }
 
-function toSeriesPoint(r: Row): SeriesPoint {
+/** Columns 1–8 of series and slot-summary rows: requests, responses, status classes, failures. */
+function counts(r: Row) {
   return {
-    t: r[0] as number,
     requests: r[1] as number,
     responses: r[2] as number,
     s2xx: r[3] as number,
@@ -168,6 +168,13 @@ function toSeriesPoint(r: Row): SeriesPoint {
     s5xx: r[6] as number,
     s429: r[7] as number,
     failures: r[8] as number,
+  };
+}
+
+function toSeriesPoint(r: Row): SeriesPoint {
+  return {
+    t: r[0] as number,
+    ...counts(r),
     avgLatency: r[9] as number | null,
     maxLatency: r[10] as number | null,
     avgDelay: r[11] as number,
@@ -287,14 +294,7 @@ export function openHistoryReader(file: string): HistoryReader {
       timed('slotSummaries', () =>
         (slotSummaries.all(crawlId) as Row[]).map((r) => ({
           slot: r[0] as string,
-          requests: r[1] as number,
-          responses: r[2] as number,
-          s2xx: r[3] as number,
-          s3xx: r[4] as number,
-          s4xx: r[5] as number,
-          s5xx: r[6] as number,
-          s429: r[7] as number,
-          failures: r[8] as number,
+          ...counts(r),
           avgLatency: r[9] as number | null,
           lastLatency: r[10] as number | null,
           lastDelay: r[11] as number,
