@@ -108,10 +108,6 @@ export class VirtualClock implements Clock {
     this.t = Math.max(this.t, to);
   }
 
-  advanceBy(ms: number): void {
-    this.advanceTo(this.t + ms);
-  }
-
   /** Time of the next pending timer, if any. */
   nextTimerAt(): number | undefined {
     let at: number | undefined;
