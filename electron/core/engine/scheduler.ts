@@ -23,6 +23,13 @@ const MAX_STARTS_PER_PUMP = 256;
  * of one long burst that queues at the servers and evens nothing; short pumps are unaffected.
  */
 const PUMP_SLICE_MS = 1.5;
+/**
+ * Slots whose delay just ran out (they come from the timer heap) start before slots that were
+ * ready without waiting, so a busy loop (say 1,000 new connections) makes first requests late,
+ * not the gaps of slots keeping a cadence; one waiting-free slot in every DUE_STREAK + 1 starts
+ * keeps them from starving.
+ */
+const DUE_STREAK = 8;
 
 export interface SchedulerOptions {
   readonly settings: Settings;
@@ -45,6 +52,9 @@ export class Scheduler {
   private readonly dormant = new Map<string, Slot>();
   private readonly heap = new IndexedHeap<Slot>();
   private readonly ring = new Deque<Slot>();
+  /** Ready slots that waited for their delay (see DUE_STREAK). */
+  private readonly dueRing = new Deque<Slot>();
+  private dueStreak = 0;
   private timer: TimerHandle | null = null;
   private timerAt = Infinity;
   private pumpQueued = false;
@@ -302,19 +312,19 @@ export class Scheduler {
       for (let top = this.heap.peek(); top && top.heapKey <= now; top = this.heap.peek()) {
         this.heap.pop();
         top.inRing = true;
-        this.ring.push(top);
+        this.dueRing.push(top);
       }
       if (!this.paused) {
         const limit = s.CONCURRENT_REQUESTS;
         let budget = MAX_STARTS_PER_PUMP;
         const sliceEnd = now + PUMP_SLICE_MS;
-        while (this.ring.size > 0 && (limit === 0 || this.inFlight < limit)) {
+        while (this.ring.size + this.dueRing.size > 0 && (limit === 0 || this.inFlight < limit)) {
           if (budget-- <= 0 || now > sliceEnd) {
             // Let I/O and timers run between large bursts (event-loop lag); continue next turn.
             this.requestPump();
             break;
           }
-          const slot = this.ring.shift()!;
+          const slot = this.nextReady();
           slot.inRing = false;
           if (!slot.runnable(s)) continue;
           // Time is read at each start: a long pump must not stamp late starts with an early time.
@@ -338,6 +348,16 @@ export class Scheduler {
       this.pumping = false;
     }
     this.armTimer();
+  }
+
+  /** The next ready slot: waited-for slots first, with a turn for the others every DUE_STREAK. */
+  private nextReady(): Slot {
+    if (this.dueRing.size > 0 && (this.ring.size === 0 || this.dueStreak < DUE_STREAK)) {
+      this.dueStreak++;
+      return this.dueRing.shift()!;
+    }
+    this.dueStreak = 0;
+    return this.ring.shift()!;
   }
 
   private armTimer(): void {

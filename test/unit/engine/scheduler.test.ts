@@ -59,6 +59,24 @@ describe('scheduler', () => {
     expect(h.starts.map((s) => s.key).join('')).toBe('abcabcabc');
   });
 
+  it('a slot whose delay ran out starts before waiting-free slots, which still get every 9th start', async () => {
+    // One request at a time, 10 ms each: `a` (delay 1 s) is due at 1,000 ms while 200 fresh
+    // slots queue for the single lane; `a` must go next, not after them.
+    const h = harness({ CONCURRENT_REQUESTS: 1, DOWNLOAD_DELAY: 0, DOWNLOAD_SLOTS: { a: { delay: 1 } }, RANDOMIZE_DOWNLOAD_DELAY: false }, 10);
+    for (let i = 0; i < 3; i++) h.sched.enqueue(req('a', i));
+    for (let k = 0; k < 200; k++) h.sched.enqueue(req(`f${k}`, 0));
+    await h.clock.runTo(T0 + 5000);
+    expect(h.starts.filter((s) => s.key === 'a').map((s) => s.t)).toEqual([0, 1000, 2000]);
+    // With 20 slots due at once, the fresh ones still get one start in every nine.
+    const g = harness({ CONCURRENT_REQUESTS: 1, DOWNLOAD_DELAY: 1, RANDOMIZE_DOWNLOAD_DELAY: false }, 10);
+    for (let k = 0; k < 20; k++) for (let i = 0; i < 2; i++) g.sched.enqueue(req(`d${k}`, i));
+    await g.clock.runTo(T0 + 1000 - 1);
+    for (let k = 0; k < 20; k++) g.sched.enqueue(req(`f${k}`, 0));
+    await g.clock.runTo(T0 + 10_000);
+    const after = g.starts.filter((s) => s.t >= 1000).map((s) => s.key[0]).join('');
+    expect(after.slice(0, 18)).toBe('ddddddddfddddddddf');
+  });
+
   it('higher priority first, FIFO within a priority', async () => {
     const h = harness({ CONCURRENT_REQUESTS: 1, CONCURRENT_REQUESTS_PER_DOMAIN: 1 }, 10);
     h.sched.pause();
