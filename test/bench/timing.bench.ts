@@ -109,7 +109,35 @@ async function gaps(): Promise<void> {
   detail(`server log:    ${describeGaps(serverGaps, delayMs)}`);
   detail(`engine starts: ${describeGaps(engineGaps, delayMs)} (started_at recorded in the history)`);
   detail(`server log without each host's first gap (request 1 opened the connection): ${describeGaps(laterServerGaps, delayMs)}`);
+  detail(`engine starts without each host's first gap: ${describeGaps(gapsByKey(rows.filter((r) => !r.url.endsWith(firstPage))), delayMs)}`);
+  if (process.env.BENCH_GAP_DEBUG) worstGaps(rows, log);
   detail(`transit, engine start to server arrival (relative to the fastest): request 1 of a host ${tr(true)}; later requests ${tr(false)}`);
+}
+
+/** BENCH_GAP_DEBUG=1: the hosts with the longest and shortest server gaps, each request as [path, engine start, server arrival] in ms from the first start. */
+function worstGaps(rows: { key: string; t: number; url: string }[], log: LogEntry[]): void {
+  const arrival = new Map(log.map((e) => [`${e.host}${e.path}`, e.t]));
+  const at = (url: string): number => {
+    const u = new URL(url);
+    return arrival.get(`${u.hostname}${u.pathname}`) ?? Infinity;
+  };
+  const offset = Math.min(...rows.map((r) => at(r.url) - r.t));
+  const t0 = Math.min(...rows.map((r) => r.t));
+  const byHost = new Map<string, { path: string; start: number; arrival: number }[]>();
+  for (const r of rows) {
+    let list = byHost.get(r.key);
+    if (!list) byHost.set(r.key, (list = []));
+    list.push({ path: new URL(r.url).pathname, start: r.t - t0, arrival: at(r.url) - offset - t0 });
+  }
+  const gapList: { host: string; gap: number }[] = [];
+  for (const [host, list] of byHost) {
+    list.sort((a, b) => a.arrival - b.arrival);
+    for (let i = 1; i < list.length; i++) gapList.push({ host, gap: list[i].arrival - list[i - 1].arrival });
+  }
+  gapList.sort((a, b) => b.gap - a.gap);
+  for (const g of [...gapList.slice(0, 4), ...gapList.slice(-4)]) {
+    detail(`${g.host} gap ${fmt(g.gap, 1)}: ${JSON.stringify(byHost.get(g.host)!.map((x) => [x.path, +x.start.toFixed(1), +x.arrival.toFixed(1)]))}`);
+  }
 }
 
 // ------------------------------------------------------------------------ 2b: CPU while waiting
