@@ -1,4 +1,4 @@
-// Builds the renderer (Vite) and the Node-side bundles (CLI, history worker) with esbuild.
+// Builds the renderer (Vite) and the Node-side bundles (CLI, history worker, Electron main and preload) with esbuild.
 // `--if-needed` skips the build when every output is newer than every source file.
 import { build } from 'esbuild';
 import { NODE_BUNDLE } from './node-bundle.mjs';
@@ -10,7 +10,11 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const entries = {
   cli: 'electron/cli.ts',
   'history-worker': 'electron/core/store/history-worker.ts',
+  // The Electron host (package.json `main`): ESM like the rest, `electron` left external with every package.
+  'electron/main': 'electron/main/index.ts',
 };
+/** The window's preload: one CommonJS file, as a sandboxed preload must be, requiring nothing but electron. */
+const PRELOAD = { entry: 'electron/preload/index.ts', out: 'dist/electron/preload.cjs' };
 
 function newestSource(dir) {
   let newest = 0;
@@ -24,7 +28,7 @@ function newestSource(dir) {
 }
 
 function upToDate() {
-  const outs = Object.keys(entries).map((n) => join(root, 'dist', `${n}.js`));
+  const outs = [...Object.keys(entries).map((n) => join(root, 'dist', `${n}.js`)), join(root, PRELOAD.out)];
   if (!outs.every((o) => existsSync(o))) return false;
   const oldestOut = Math.min(...outs.map((o) => statSync(o).mtimeMs));
   const src = Math.max(newestSource(join(root, 'electron')), newestSource(join(root, 'shared')));
@@ -44,4 +48,17 @@ await build({
   outdir: join(root, 'dist'),
   ...NODE_BUNDLE,
   sourcemap: true,
+});
+
+await build({
+  absWorkingDir: root,
+  entryPoints: [join(root, PRELOAD.entry)],
+  outfile: join(root, PRELOAD.out),
+  bundle: true,
+  platform: 'node',
+  target: 'es2022',
+  format: 'cjs',
+  external: ['electron'],
+  logLevel: 'warning',
+  sourcemap: 'inline',
 });

@@ -34,7 +34,8 @@ export function rendererDir(): string {
   return join(here, 'renderer');
 }
 
-async function startDemo(core: Core, log: (line: string) => void): Promise<TestSite> {
+/** Starts the built-in test site on DEMO_PORT and, when the database has no crawls yet, creates a demo crawl of it (browser mode and the Electron host). */
+export async function startDemo(core: Core, log: (line: string) => void): Promise<TestSite> {
   const scenario = { ...demoScenario(), port: DEMO_PORT };
   const site = await startTestSite(scenario, { loopbackFallback: true });
   const list = await core.dispatch('crawls.list', {});

@@ -13,6 +13,8 @@ import { parseScenario, ScenarioError } from './core/testsite/scenario';
 import { defaultDatabaseFile } from './core/store/data-dir';
 import { APP_VERSION, PRESETS } from '../shared/settings';
 import { runBrowserMode } from './browser-mode';
+import { EXIT_NATIVE_MODULE, findElectronBinary, hasDisplay, runElectron } from './electron-binary';
+import { fileURLToPath } from 'node:url';
 
 const USAGE = `slotscope ${APP_VERSION}: watch and steer a polite web crawl
 
@@ -28,7 +30,8 @@ Usage:
   slotscope serve [--port N] [--host 127.0.0.1] [--db FILE.sqlite] [--demo] [--open]
       The app in a browser: serves the UI and its WebSocket on one port, behind a token in the printed URL.
   slotscope start
-      What \`npm start\` runs: serve on the default database with the built-in test site as a demo, opening a browser.
+      What \`npm start\` runs: the desktop app where the Electron binary exists; otherwise serve on the default
+      database with the built-in test site as a demo, opening a browser.
 
 Exit codes: 0 ok, 1 failure, 2 invalid input.`;
 
@@ -182,6 +185,20 @@ async function cmdServe(argv: string[], defaults: { demo: boolean; open: boolean
   return 0;
 }
 
+/** `npm start`: the desktop app where the Electron binary (and a display) exists, else browser mode. */
+async function cmdStart(argv: string[]): Promise<number> {
+  const root = resolvePath(dirname(fileURLToPath(import.meta.url)), '..');
+  const electron = findElectronBinary(root);
+  if (electron.ok && hasDisplay() && argv.length === 0) {
+    const code = await runElectron(electron.path, resolvePath(root, 'dist', 'electron', 'main.js'));
+    if (code !== EXIT_NATIVE_MODULE) return code;
+    err('slotscope: the Electron app cannot load better-sqlite3 built for Node: starting browser mode instead');
+  } else if (!electron.ok) {
+    err(`slotscope: ${electron.reason}; starting browser mode`);
+  }
+  return cmdServe(argv, { demo: true, open: true });
+}
+
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
@@ -196,7 +213,7 @@ async function main(argv: string[]): Promise<number> {
     case 'serve':
       return cmdServe(rest, { demo: false, open: false });
     case 'start':
-      return cmdServe(rest, { demo: true, open: true });
+      return cmdStart(rest);
     case '--version':
     case 'version':
       process.stdout.write(`${APP_VERSION}\n`);

@@ -162,7 +162,12 @@ export interface AppEvents {
   'settings.changed': { readonly crawlId: number; readonly changes: readonly ChangeRecord[] };
   /** The crawl list changed (created, deleted). */
   'crawls.changed': { readonly crawls: readonly CrawlInfo[] };
+  /** A command of the desktop app's menu for the renderer to carry out (sent by the Electron host only, never by the core). */
+  'app.command': { readonly command: AppCommand };
 }
+
+/** Menu commands the renderer carries out: `new-crawl` opens the new-crawl form; `export` asks to export the shown crawl. */
+export type AppCommand = 'new-crawl' | 'export';
 
 export type EventName = keyof AppEvents;
 
@@ -173,6 +178,7 @@ export interface Dispatcher {
   subscribe(listener: <E extends EventName>(event: E, payload: AppEvents[E]) => void): () => void;
 }
 
+/** Every method name: what dispatch answers, and the Electron preload's invoke allowlist. */
 export const METHODS: readonly Method[] = [
   'crawls.list', 'crawls.create', 'crawls.duplicate', 'crawls.start', 'crawls.pause', 'crawls.resume', 'crawls.stop',
   'crawls.delete', 'crawls.stats', 'settings.schema', 'settings.get', 'settings.update', 'slots.pause', 'slots.resume',
@@ -180,4 +186,5 @@ export const METHODS: readonly Method[] = [
   'log.events', 'log.changes',
 ];
 
-export const EVENTS: readonly EventName[] = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed'];
+/** Every event name: the Electron preload's subscription allowlist. */
+export const EVENTS: readonly EventName[] = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed', 'app.command'];

@@ -1,4 +1,4 @@
-// Runs every test tier that exists and prints one closing line summing them: `N passed, N failed`.
+// Runs every test tier that exists and prints one closing line summing them: `N passed, N failed, N skipped`.
 // Tiers: typecheck, vitest (unit + integration), the conformance replay through the CLI, browser e2e.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, mkdirSync, existsSync } from 'node:fs';
@@ -25,15 +25,17 @@ const vitestJson = join(tmp, 'vitest-results.json');
 const v = run(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), 'run', '--reporter=default', '--reporter=json', `--outputFile=${vitestJson}`]);
 let vPassed = 0;
 let vFailed = 0;
+let vSkipped = 0;
 if (existsSync(vitestJson)) {
   const j = JSON.parse(readFileSync(vitestJson, 'utf8'));
   vPassed = j.numPassedTests ?? 0;
   vFailed = j.numFailedTests ?? 0;
+  vSkipped = (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0);
   // A suite that failed to load has no tests counted: count it as a failure.
   for (const f of j.testResults ?? []) if (f.status === 'failed' && (f.assertionResults ?? []).length === 0) vFailed++;
 }
 if (v.status !== 0 && vFailed === 0) vFailed = 1;
-tiers.push(['vitest', vPassed, vFailed]);
+tiers.push(['vitest', vPassed, vFailed, vSkipped]);
 
 // Tier 2: conformance replay of the recorded Scrapy AutoThrottle cases through the CLI.
 const vectors = process.env.SLOTSCOPE_VECTORS ?? join(root, '..', 'shared', 'conformance', 'autothrottle-vectors.json');
@@ -48,15 +50,17 @@ if (!existsSync(vectors)) {
 
 // Tier 3: browser end-to-end (the built renderer in Debian's Chromium against the real core and host).
 const e2e = run(process.execPath, [join(root, 'test/e2e/run.mjs')], { capture: true });
-const em = /(\d+) passed, (\d+) failed\s*$/.exec(e2e.stdout ?? '');
-tiers.push(['e2e', em ? Number(em[1]) : 0, em ? Number(em[2]) : 1]);
+const em = /(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/.exec(e2e.stdout ?? '');
+tiers.push(['e2e', em ? Number(em[1]) : 0, em ? Number(em[2]) : 1, em?.[3] ? Number(em[3]) : 0]);
 
 let passed = 0;
 let failed = 0;
-for (const [name, p, f] of tiers) {
-  console.log(`tier ${name}: ${p} passed, ${f} failed`);
+let skipped = 0;
+for (const [name, p, f, sk = 0] of tiers) {
+  console.log(`tier ${name}: ${p} passed, ${f} failed${sk ? `, ${sk} skipped` : ''}`);
   passed += p;
   failed += f;
+  skipped += sk;
 }
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 ? 1 : 0);

@@ -52,13 +52,22 @@ export function test(name: string, fn: (t: TestContext) => Promise<void>, opts: 
   registered.push({ name, fn, timeoutMs: opts.timeoutMs ?? 90_000 });
 }
 
-/** Runs every registered test; prints `ok`/`not ok` per test and one `E2E-RESULT {...}` line for run.mjs. */
-export async function runTests(file: string): Promise<void> {
+/**
+ * Runs every registered test; prints `ok`/`not ok` per test and one `E2E-RESULT {...}` line for run.mjs.
+ * With `skip` (the reason, e.g. no Electron binary here), runs none and reports each as skipped, by name.
+ */
+export async function runTests(file: string, opts: { skip?: string } = {}): Promise<void> {
   const filter = process.env.SLOTSCOPE_E2E_FILTER;
   let passed = 0;
   let failed = 0;
+  let skipped = 0;
   for (const r of registered) {
     if (filter && !r.name.includes(filter)) continue;
+    if (opts.skip !== undefined) {
+      skipped++;
+      console.log(`skipped ${file} › ${r.name}: ${opts.skip}`);
+      continue;
+    }
     const cleanups: (() => unknown)[] = [];
     const ctx: TestContext = {
       defer: (fn) => void cleanups.push(fn),
@@ -101,7 +110,7 @@ export async function runTests(file: string): Promise<void> {
       console.log(`not ok ${file} › ${r.name} (${ms} ms)\n${text.replace(/^/gm, '    ')}`);
     }
   }
-  console.log(`E2E-RESULT ${JSON.stringify({ passed, failed })}`);
+  console.log(`E2E-RESULT ${JSON.stringify({ passed, failed, skipped })}`);
   process.exitCode = failed > 0 ? 1 : 0;
 }
 

@@ -1,5 +1,6 @@
 // Runs the browser end-to-end tier with plain node: builds the core and the renderer, bundles each
-// test/e2e/*.e2e.ts with esbuild into .tmp/e2e/, runs each bundle, and ends with `N passed, N failed`.
+// test/e2e/*.e2e.ts with esbuild into .tmp/e2e/, runs each bundle, and ends with `N passed, N failed, N skipped`
+// (skipped: tests that cannot run on this machine, e.g. the Electron tier without the Electron binary, listed by name).
 
 // Usage: node test/e2e/run.mjs [name-filter]   (the filter matches test names)
 import { spawn, spawnSync } from 'node:child_process';
@@ -18,8 +19,8 @@ const FILE_TIMEOUT_MS = 10 * 60_000;
 
 const files = readdirSync(here).filter((f) => f.endsWith('.e2e.ts')).sort();
 
-function finish(passed, failed) {
-  console.log(`${passed} passed, ${failed} failed`);
+function finish(passed, failed, skipped = 0) {
+  console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
   process.exit(failed > 0 ? 1 : 0);
 }
 
@@ -66,13 +67,14 @@ function runBundle(file) {
       if (!m) return resolve({ passed: 0, failed: 1, note: `exited with ${code} before reporting` });
       const r = JSON.parse(m[1]);
       // A file that reported success but exited badly (a crash in clean-up) still counts as one failure.
-      resolve(code === 0 || r.failed > 0 ? r : { passed: r.passed, failed: r.failed + 1, note: `exited with ${code}` });
+      resolve(code === 0 || r.failed > 0 ? r : { passed: r.passed, failed: r.failed + 1, skipped: r.skipped, note: `exited with ${code}` });
     });
   });
 }
 
 let passed = 0;
 let failed = 0;
+let skipped = 0;
 for (const name of files) {
   const outfile = join(outDir, name.replace(/\.ts$/, '.mjs'));
   try {
@@ -91,5 +93,6 @@ for (const name of files) {
   if (r.note) console.log(`not ok ${name}: ${r.note}`);
   passed += r.passed;
   failed += r.failed;
+  skipped += r.skipped ?? 0;
 }
-finish(passed, failed);
+finish(passed, failed, skipped);

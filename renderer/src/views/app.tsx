@@ -19,12 +19,17 @@ function defaultPick(crawls: readonly CrawlInfo[]): number | null {
 const pickDefault = (s: CrawlsStore) => defaultPick(s.list());
 
 export function App() {
-  const { stores } = useApp();
+  const { stores, transport } = useApp();
   const [selected, setSelected] = useState<number | null>(null);
   const [creating, setCreating] = useState(false);
   const fallback = useStore(stores.crawls, pickDefault);
   const selectedExists = useStore(stores.crawls, useCallback((s: CrawlsStore) => selected !== null && s.crawl(selected) !== undefined, [selected]));
   const crawlId = selected !== null && selectedExists ? selected : fallback;
+
+  // The desktop menu's File › New crawl (Electron only; the browser host never sends 'app.command').
+  useEffect(() => transport.subscribe('app.command', (p) => {
+    if (p.command === 'new-crawl') setCreating(true);
+  }), [transport]);
 
   // Pin the default once shown, so a crawl that starts elsewhere never pulls the view away.
   useEffect(() => {
