@@ -6,7 +6,8 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { describeSeedError, parseCrawlConfig } from './core/engine/crawl-config';
 import { runVectorFile } from './core/engine/throttle/conformance';
-import { runCrawl } from './core/crawl-runner';
+import { ResumeError, runCrawl } from './core/crawl-runner';
+import { HistoryOpenError } from './core/store/history-writer';
 import { PluginError } from './core/engine/scopes';
 import { startTestSite, demoScenario } from './core/testsite/index';
 import { parseScenario, ScenarioError } from './core/testsite/scenario';
@@ -21,6 +22,9 @@ const USAGE = `slotscope ${APP_VERSION}: watch and steer a polite web crawl
 Usage:
   slotscope crawl --config C.json --db FILE.sqlite [--seeds FILE] [--quiet]
       Run a crawl to its end; progress and log on stderr, a JSON summary line on stdout.
+      Ctrl-C pauses it (in-flight requests finish) and saves it for --resume.
+  slotscope crawl --db FILE.sqlite --resume ID [--quiet]
+      Resume an interrupted (killed), paused or stopped crawl from its saved frontier and live settings.
   slotscope testsite --config S.json [--log FILE]
       Serve a scenario of local test hosts; prints {"ready": true, "hosts": {...}} when listening.
   slotscope replay --vectors FILE.json
@@ -71,9 +75,42 @@ function readJson(file: string, what: string): unknown {
 
 const err = (line: string) => process.stderr.write(`${line}\n`);
 
+/** Ctrl-C (SIGINT) or SIGTERM pauses the crawl and saves it; a second one exits at once. */
+function pauseOnSignal(): AbortController {
+  const ac = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (ac.signal.aborted) process.exit(130);
+    err(`${sig}: pausing the crawl (in-flight requests finish, at most 5 s); ${sig} again to quit at once`);
+    ac.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return ac;
+}
+
+async function cmdResume(a: Record<string, string | boolean>): Promise<number> {
+  if (a.config || a.seeds) throw new UsageError('crawl --resume takes the crawl\'s stored config and live settings; drop --config and --seeds');
+  if (!a.db) throw new UsageError('crawl --resume ID needs --db FILE.sqlite');
+  const id = Number(a.resume);
+  if (!Number.isInteger(id) || id < 1) throw new UsageError(`--resume: ${JSON.stringify(a.resume)} is not allowed (a crawl id, a whole number >= 1)`);
+  const db = resolvePath(String(a.db));
+  const ac = pauseOnSignal();
+  try {
+    const { summary, stats } = await runCrawl({ resume: id, db, log: a.quiet ? undefined : err, signal: ac.signal });
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    if (stats.status === 'paused') err(`crawl ${id} paused and saved; resume it with: slotscope crawl --db ${db} --resume ${id}`);
+  } catch (e) {
+    if (!(e instanceof ResumeError)) throw e;
+    err(`slotscope: cannot resume: ${e.message}`);
+    return 2;
+  }
+  return 0;
+}
+
 async function cmdCrawl(argv: string[]): Promise<number> {
-  const a = parseArgs(argv, ['config', 'db', 'seeds'], ['quiet']);
-  if (!a.config || !a.db) throw new UsageError('crawl needs --config C.json and --db FILE.sqlite');
+  const a = parseArgs(argv, ['config', 'db', 'seeds', 'resume'], ['quiet']);
+  if (a.resume !== undefined) return cmdResume(a);
+  if (!a.config || !a.db) throw new UsageError('crawl needs --config C.json and --db FILE.sqlite (or --db FILE.sqlite --resume ID)');
   const json = readJson(String(a.config), 'crawl config');
   let seedText: string | undefined;
   if (a.seeds) {
@@ -92,9 +129,13 @@ async function cmdCrawl(argv: string[]): Promise<number> {
   for (const e of parsed.config.seedErrors) err(`skipped ${describeSeedError(e)}: ${JSON.stringify(e.text.trim())}`);
   const db = resolvePath(String(a.db));
   mkdirSync(dirname(db), { recursive: true });
+  const ac = pauseOnSignal();
   try {
-    const { summary } = await runCrawl({ config: parsed.config, db, log: a.quiet ? undefined : err, baseDir: dirname(resolvePath(String(a.config))) });
+    const { summary, stats } = await runCrawl({
+      config: parsed.config, db, log: a.quiet ? undefined : err, baseDir: dirname(resolvePath(String(a.config))), signal: ac.signal,
+    });
     process.stdout.write(`${JSON.stringify(summary)}\n`);
+    if (stats.status === 'paused') err(`crawl ${summary.crawl_id} paused and saved; resume it with: slotscope crawl --db ${db} --resume ${summary.crawl_id}`);
   } catch (e) {
     if (!(e instanceof PluginError)) throw e;
     err(`invalid crawl config ${a.config}:\n  settings.${e.message}`);
@@ -237,6 +278,10 @@ main(process.argv.slice(2)).then(
     if (e instanceof UsageError) {
       err(`slotscope: ${e.message}\n\n${USAGE}`);
       process.exitCode = 2;
+    } else if (e instanceof HistoryOpenError) {
+      // A corrupt, newer, foreign or locked database: the message says what to do; no stack, no retry.
+      err(`slotscope: ${e.message}`);
+      process.exitCode = 1;
     } else {
       err(`slotscope: ${(e as Error)?.stack ?? String(e)}`);
       process.exitCode = 1;

@@ -4,12 +4,26 @@
 import type { CrawlSummary, EventRecord } from '../../shared/types';
 import { scrapyLogPrefix } from '../../shared/debug-line';
 import type { Clock } from './clock';
-import type { CrawlConfig } from './engine/crawl-config';
+import { crawlConfigInput, parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
 import { Crawler, type CrawlStats } from './engine/crawler';
+import type { SavedCrawl } from './engine/resume';
+import { CrawlPersistence, loadForResume, RESUMABLE } from './crawl-persistence';
 import { openHistoryWriter, type HistoryWriter } from './store/history-writer';
+import { openHistoryReader } from './store/queries';
+
+/** A crawl that cannot be resumed: unknown, never started, finished, or without a saved frontier. */
+export class ResumeError extends Error {}
 
 export interface RunCrawlOptions {
-  readonly config: CrawlConfig;
+  /** The crawl to run (omit it with `resume`). */
+  readonly config?: CrawlConfig;
+  /**
+   * Instead of a new crawl: resume this stored one (interrupted, paused or stopped) from its saved
+   * frontier with its live settings; in-flight URLs of the previous run are fetched once more.
+   */
+  readonly resume?: number;
+  /** Aborting pauses the crawl: in-flight requests finish (5 s at most), it is saved 'paused' and runCrawl returns. */
+  readonly signal?: AbortSignal;
   /** SQLite file of the history. */
   readonly db: string;
   readonly clock?: Clock;
@@ -35,6 +49,23 @@ export function formatEventLine(e: EventRecord): string {
   return scrapyLogPrefix(e.t, 'slotscope', level) + e.text;
 }
 
+/** A stored crawl's config and live settings, checked resumable; throws ResumeError otherwise. */
+function storedConfig(db: string, id: number): CrawlConfig {
+  const reader = openHistoryReader(db);
+  try {
+    const c = reader.getCrawl(id);
+    if (!c) throw new ResumeError(`crawl ${id} does not exist in ${db}`);
+    if (!RESUMABLE.includes(c.status)) {
+      throw new ResumeError(`crawl ${id} is ${c.status}; only an ${RESUMABLE.join(', ')} crawl can be resumed`);
+    }
+    const parsed = parseCrawlConfig({ ...(c.config as object), settings: c.settings });
+    if (!parsed.ok) throw new ResumeError(`crawl ${id} has a stored config that no longer validates: ${parsed.errors.map((e) => e.message).join('; ')}`);
+    return parsed.config;
+  } finally {
+    reader.close();
+  }
+}
+
 export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
   const writer: HistoryWriter = await openHistoryWriter(o.db);
   let writerError: Error | null = null;
@@ -42,22 +73,31 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
     writerError = err;
     o.log?.(`history error: ${err.message}`);
   });
+  let persist: CrawlPersistence | null = null;
   try {
-    const { config } = o;
-    const crawlConfig = {
-      name: config.name,
-      seeds: config.seeds,
-      follow: { ...config.follow, include: config.follow.include.map((r) => r.source), exclude: config.follow.exclude.map((r) => r.source) },
-      resolve: config.resolve,
-      scopes: config.scopeRules,
-    };
-    let crawlId = 0;
+    let crawlId = o.resume ?? 0;
+    if (o.config === undefined && o.resume === undefined) throw new Error('runCrawl needs a config or a crawl to resume');
+    const config = o.resume !== undefined ? storedConfig(o.db, o.resume) : o.config!;
+    let saved: SavedCrawl | null = null;
+    if (o.resume !== undefined) {
+      try {
+        saved = await loadForResume(writer, o.resume);
+      } catch (e) {
+        throw new ResumeError((e as Error).message);
+      }
+    }
+    const p = (persist = new CrawlPersistence(writer, crawlId));
     const crawler = new Crawler({
       config,
       clock: o.clock,
       sinks: {
         onResponse: (r) => writer.recordResponse(crawlId, r),
-        onChange: (c) => writer.recordChange(crawlId, c),
+        onChange: (c) => {
+          writer.recordChange(crawlId, c);
+          p.onChange(c);
+        },
+        onSettings: (s) => p.onSettings(s),
+        onFrontier: p.frontier,
         onEvent: (e) => {
           writer.recordEvent(crawlId, e);
           if (e.kind !== 'debug' || config.settings.AUTOTHROTTLE_DEBUG) {
@@ -68,10 +108,16 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
       },
     });
     await crawler.prepare(o.baseDir);
-    crawlId = await writer.createCrawl(config.name, crawlConfig, config.settings);
-    crawler.start();
+    if (saved) {
+      crawler.startFrom(saved);
+    } else {
+      crawlId = await writer.createCrawl(config.name, crawlConfigInput(config), config.settings);
+      p.crawlId = crawlId;
+      crawler.start();
+    }
     const started = crawler.stats().startedAt ?? Date.now();
-    writer.updateCrawl(crawlId, { startedAt: started });
+    if (!saved) writer.updateCrawl(crawlId, { startedAt: started });
+    p.attach(crawler);
     o.onStart?.(crawler, crawlId);
     let timer: NodeJS.Timeout | null = null;
     if (o.log && (o.progressEvery ?? 5) > 0) {
@@ -81,9 +127,33 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
       }, (o.progressEvery ?? 5) * 1000);
       timer.unref();
     }
-    const stats = await crawler.done;
+    // Aborting (Ctrl-C in the CLI) pauses: in-flight requests finish, the crawl is saved paused.
+    const paused = new Promise<CrawlStats>((resolve) => {
+      const onAbort = async (): Promise<void> => {
+        crawler.pause();
+        const deadline = Date.now() + 5000;
+        while (crawler.stats().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        resolve(crawler.stats());
+      };
+      if (o.signal?.aborted) void onAbort();
+      else o.signal?.addEventListener('abort', () => void onAbort(), { once: true });
+    });
+    const stats = await Promise.race([crawler.done, paused]);
     if (timer) clearInterval(timer);
+    if (stats.status === 'paused') {
+      await crawler.close({ stop: false });
+      p.close();
+      await writer.flush();
+      if (writerError) throw writerError;
+      const s = crawler.stats();
+      const summary: CrawlSummary = {
+        crawl_id: crawlId, requests: s.requests, responses: s.responses, by_status: s.byStatus, failures: s.failures, slots: s.slots,
+        seconds: Math.round(((Date.now() - started) / 1000) * 1000) / 1000,
+      };
+      return { summary, stats: s };
+    }
     await crawler.close();
+    p.close();
     const summary: CrawlSummary = {
       crawl_id: crawlId,
       requests: stats.requests,
@@ -98,6 +168,7 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
     if (writerError) throw writerError;
     return { summary, stats };
   } finally {
+    persist?.close();
     await writer.close();
   }
 }

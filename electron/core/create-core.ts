@@ -11,6 +11,8 @@ import { applySettings, SETTINGS_SCHEMA, type Settings } from '../../shared/sett
 import type { CrawlStatus } from '../../shared/types';
 import { parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
 import { Crawler, type CrawlStats } from './engine/crawler';
+import type { SavedCrawl } from './engine/resume';
+import { CrawlPersistence, loadForResume, RESUMABLE } from './crawl-persistence';
 import { openHistoryWriter } from './store/history-writer';
 import { openHistoryReader } from './store/queries';
 import { SlotRowDiff, slotTuple } from './slot-rows';
@@ -36,6 +38,8 @@ type Listener = <E extends EventName>(event: E, payload: AppEvents[E]) => void;
 interface Live {
   readonly crawler: Crawler;
   readonly diff: SlotRowDiff;
+  /** Frontier, live settings and slot states for crash-safe resume. */
+  readonly persist: CrawlPersistence;
 }
 
 class CoreError extends Error {
@@ -141,18 +145,42 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     }
   }
 
-  async function start(id: number): Promise<CrawlInfo> {
+  /** Crawls between a start/resume request and running (so a second request is refused). */
+  const starting = new Set<number>();
+
+  /** Resumes a stored interrupted, paused or stopped crawl from its saved frontier and live settings. */
+  async function resumeStored(id: number): Promise<CrawlInfo> {
     const c = stored(id);
-    if (running.has(id)) fail('conflict', `crawl ${id} is already ${running.get(id)!.crawler.status}`, 'id');
-    if (c.status !== 'created') fail('conflict', `crawl ${id} is ${c.status}; only a created crawl can start (duplicate it to run it again)`, 'id');
+    if (running.has(id) || starting.has(id)) fail('conflict', `crawl ${id} is already running`, 'id');
+    if (!RESUMABLE.includes(c.status)) fail('conflict', `crawl ${id} is ${c.status}; only an ${RESUMABLE.join(', ')} crawl can be resumed`, 'id');
+    starting.add(id);
+    let saved: SavedCrawl;
+    try {
+      saved = await loadForResume(writer, id);
+    } catch (e) {
+      starting.delete(id);
+      return fail('conflict', (e as Error).message, 'id');
+    }
+    starting.delete(id);
+    return start(id, saved);
+  }
+
+  async function start(id: number, saved?: SavedCrawl): Promise<CrawlInfo> {
+    const c = stored(id);
+    if (running.has(id) || starting.has(id)) fail('conflict', `crawl ${id} is already ${running.get(id)?.crawler.status ?? 'starting'}`, 'id');
+    if (!saved && c.status !== 'created') fail('conflict', `crawl ${id} is ${c.status}; only a created crawl can start (resume an interrupted or paused one; duplicate it to run it again)`, 'id');
+    const persist = new CrawlPersistence(writer, id);
     const crawler: Crawler = new Crawler({
       config: configOf(id),
       sinks: {
         onResponse: (r) => writer.recordResponse(id, r),
         onChange: (ch) => {
           writer.recordChange(id, ch);
+          persist.onChange(ch);
           emit('settings.changed', { crawlId: id, changes: [ch] });
         },
+        onSettings: (st) => persist.onSettings(st),
+        onFrontier: persist.frontier,
         onEvent: (e) => {
           writer.recordEvent(id, e);
           if (e.kind === 'warning') emit('warning', { crawlId: id, event: e });
@@ -163,21 +191,30 @@ export async function createCore(o: CoreOptions): Promise<Core> {
         },
       },
     });
+    starting.add(id);
     try {
       await crawler.prepare(o.baseDir);
     } catch (e) {
       await crawler.close();
       fail('invalid', (e as Error).message, 'THROTTLING_MANAGER');
+    } finally {
+      starting.delete(id);
     }
-    running.set(id, { crawler, diff: new SlotRowDiff() });
-    crawler.start();
-    writer.updateCrawl(id, { startedAt: crawler.stats().startedAt });
+    running.set(id, { crawler, diff: new SlotRowDiff(), persist });
+    if (saved) {
+      crawler.startFrom(saved);
+    } else {
+      crawler.start();
+      writer.updateCrawl(id, { startedAt: crawler.stats().startedAt });
+    }
+    persist.attach(crawler);
     ticker ??= setInterval(tick, o.slotUpdateMs ?? 100);
     ticker.unref();
     void crawler.done.then((stats) => {
       if (closed) return;
       const l = running.get(id)!;
       running.delete(id);
+      l.persist.close();
       draining.set(id, l);
       const done = finalize(id, crawler, stats).finally(() => finalizing.delete(done));
       finalizing.add(done);
@@ -222,7 +259,9 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       return info(p.id);
     },
     'crawls.resume': (p) => {
-      live(p.id).crawler.resume();
+      const l = running.get(p.id);
+      if (!l) return resumeStored(p.id);
+      l.crawler.resume();
       return info(p.id);
     },
     'crawls.stop': async (p) => {
@@ -340,6 +379,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
         const deadline = Date.now() + 5000;
         while (l.crawler.stats().inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         await l.crawler.close({ stop: false }).catch(() => undefined);
+        l.persist.close();
       }));
       running.clear();
       listeners.clear();

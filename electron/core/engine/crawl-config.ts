@@ -159,3 +159,24 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
 export function describeSeedError(e: SeedLineError): string {
   return `${e.source} ${e.line}: ${e.message}`;
 }
+
+/**
+ * The config as JSON-safe input that parseCrawlConfig accepts again (without settings, which are
+ * stored on their own): what a crawl keeps so it can be resumed or duplicated later.
+ */
+export function crawlConfigInput(c: CrawlConfig): Record<string, unknown> {
+  const f = c.follow;
+  return {
+    name: c.name,
+    seeds: c.seeds,
+    follow: {
+      scope: f.scope,
+      ...(Number.isFinite(f.maxDepth) ? { max_depth: f.maxDepth } : {}),
+      ...(Number.isFinite(f.maxPages) ? { max_pages: f.maxPages } : {}),
+      include: f.include.map((r) => r.source),
+      exclude: f.exclude.map((r) => r.source),
+    },
+    resolve: c.resolve,
+    scopes: c.scopeRules,
+  };
+}

@@ -20,6 +20,7 @@ import { backoffDelay, blockFromHeaders, isFeedback, recover, resetBackoff, step
 import { rampupFeedback, rampupRate } from './throttle/rampup';
 import { WarningWatch } from './warnings';
 import { addScopes, loadThrottlingManager, ruleScopes, type ScopeSet, type ThrottlingManager } from './scopes';
+import { restoreSlot, type FrontierSink, type SavedCrawl } from './resume';
 
 /** Where the crawl reports what happens; the store and the hosts subscribe here. */
 export interface CrawlSinks {
@@ -27,6 +28,10 @@ export interface CrawlSinks {
   onChange?(c: ChangeRecord): void;
   onEvent?(e: EventRecord): void;
   onStatus?(status: CrawlStatus): void;
+  /** The crawl's settings after a change was applied (kept with the crawl so a resumed crawl keeps it). */
+  onSettings?(settings: Settings): void;
+  /** The frontier, for crash-safe resume. */
+  onFrontier?: FrontierSink;
 }
 
 export interface CrawlerOptions {
@@ -75,6 +80,9 @@ export class Crawler {
   private bytes = 0;
   private robotsDisallowed = 0;
   private readonly byStatus = new Map<number, number>();
+  /** The frontier sink (crash-safe resume) and the next page's acceptance number. */
+  private readonly fs: FrontierSink | null;
+  private nextSeq = 0;
   private resolveDone!: (s: CrawlStats) => void;
   /** Resolves when the crawl has finished or stopped and nothing is in flight. */
   readonly done: Promise<CrawlStats>;
@@ -84,6 +92,7 @@ export class Crawler {
     this.settings = o.config.settings;
     this.clock = o.clock ?? createRealClock();
     this.sinks = o.sinks ?? {};
+    this.fs = this.sinks.onFrontier ?? null;
     this.frontier = new Frontier(o.config.follow);
     this.downloader = new Downloader({
       clock: this.clock,
@@ -103,6 +112,21 @@ export class Crawler {
   }
 
   private readonly warnings: WarningWatch;
+  /** The latest settings change no request has started under yet (see firstUse). */
+  private settingsUnused: { readonly t: number; readonly changed: readonly string[] } | null = null;
+
+  /**
+   * Records when a dispatch decision first used changed settings: the first request started
+   * after the change (an 'info' event 'settings-in-use'; data: changedAt, changed, afterMs).
+   */
+  private firstUse(slot: Slot): void {
+    const c = this.settingsUnused!;
+    this.settingsUnused = null;
+    const afterMs = slot.lastStart - c.t;
+    this.event('info', 'settings-in-use', slot.key,
+      `first request started under the change of ${c.changed.join(', ')}, ${afterMs.toFixed(1)} ms after it`,
+      { changedAt: c.t, changed: c.changed, afterMs });
+  }
 
   get status(): CrawlStatus {
     return this.statusValue;
@@ -129,6 +153,47 @@ export class Crawler {
       this.frontier.addSeedHost(hostOf(u));
     }
     for (const u of seeds) this.addPage(u, 0, 0, {});
+    this.checkDone();
+  }
+
+  /**
+   * Continues a crawl from its saved frontier (crash-safe resume) instead of its seeds: URLs seen
+   * before are not queued again, pending ones are, slots get their learned state back. robots.txt
+   * is fetched again, once per origin. `paused` starts it paused.
+   */
+  startFrom(saved: SavedCrawl, o: { paused?: boolean } = {}): void {
+    if (this.statusValue !== 'created') return;
+    this.startedAt = saved.startedAt ?? this.clock.now();
+    this.requests = saved.totals.requests;
+    this.responses = saved.totals.responses;
+    this.failures = saved.totals.failures;
+    this.bytes = saved.totals.bytes;
+    for (const [k, v] of Object.entries(saved.totals.byStatus)) this.byStatus.set(Number(k), v);
+    for (const s of saved.slots) restoreSlot(this.scheduler.slot(s.key), s);
+    for (const seed of this.config.seeds) {
+      const u = canonicalizeUrl(seed);
+      if (u) this.frontier.addSeedHost(hostOf(u));
+    }
+    for (const url of saved.seen) this.frontier.markSeen(url);
+    this.frontier.accepted = saved.accepted;
+    this.nextSeq = saved.nextSeq;
+    if (o.paused) this.scheduler.pause();
+    this.setStatus(o.paused ? 'paused' : 'running');
+    this.warnings.checkSettings(this.settings);
+    this.event('info', 'resumed', null,
+      `resumed with ${saved.pending.length} URLs to fetch` +
+        (saved.wasInFlight > 0 ? ` (${saved.wasInFlight} were in flight when the previous run ended; fetched again once)` : ''));
+    for (const url of saved.givenUp) {
+      this.event('error', 'interrupted-twice', null,
+        `gave up on ${url}: it was in flight at two interrupted runs (it may crash the crawler); not fetched again`);
+    }
+    for (const p of saved.pending) {
+      const u = canonicalizeUrl(p.url);
+      if (!u) continue;
+      this.frontier.markSeen(u.href);
+      const req = this.makeRequest(u, p.depth, p.priority, p.meta, p.redirects, false, p.seq);
+      this.admit(p.retries > 0 ? { ...req, retries: p.retries } : req);
+    }
     this.checkDone();
   }
 
@@ -171,10 +236,12 @@ export class Crawler {
     if (before.USER_AGENT !== r.settings.USER_AGENT) this.downloader.setUserAgent(r.settings.USER_AGENT);
     this.downloader.ensureConnections(maxSlotConcurrency(r.settings));
     this.warnings.checkSettings(r.settings);
+    this.sinks.onSettings?.(r.settings);
     const t = this.clock.now();
     for (const name of r.changed) {
       this.sinks.onChange?.({ t, slot: null, setting: name, source, oldValue: before[name], newValue: r.settings[name] });
     }
+    if (r.changed.length > 0) this.settingsUnused = { t, changed: r.changed };
     return r;
   }
 
@@ -260,6 +327,8 @@ export class Crawler {
   async close(o: { stop?: boolean } = {}): Promise<void> {
     const going = this.statusValue !== 'finished' && this.statusValue !== 'stopped' && this.statusValue !== 'created';
     if (going && o.stop !== false) await this.stop();
+    // Requests still in flight when quitting are cancelled (recorded as such, and queued again in the frontier).
+    for (const h of [...this.active]) h.cancel('crawl closed');
     this.scheduler.close();
     await this.downloader.close();
   }
@@ -329,7 +398,7 @@ export class Crawler {
     return set;
   }
 
-  private makeRequest(u: URL, depth: number, priority: number, meta: Record<string, unknown>, redirects: number, robots: boolean): CrawlRequest {
+  private makeRequest(u: URL, depth: number, priority: number, meta: Record<string, unknown>, redirects: number, robots: boolean, seq = -1): CrawlRequest {
     const host = hostOf(u);
     const slotKey = this.slotKeyFor(host, meta);
     const scopes = robots ? null : this.scopesFor(u, slotKey, meta, depth);
@@ -351,6 +420,7 @@ export class Crawler {
       enqueuedAt: 0,
       slotKey,
       lane: -1,
+      seq,
     };
   }
 
@@ -359,7 +429,9 @@ export class Crawler {
     if (this.frontier.pageLimitReached) return;
     if (!this.frontier.markSeen(u.href)) return;
     this.frontier.accepted++;
-    this.admit(this.makeRequest(u, depth, priority, meta, 0, false));
+    const req = this.makeRequest(u, depth, priority, meta, 0, false, this.nextSeq++);
+    this.fs?.queued(req);
+    this.admit(req);
   }
 
   /** Queues a request once robots.txt of its origin is known (fetching it first, through the same throttle). */
@@ -390,6 +462,7 @@ export class Crawler {
       this.warnings.checkDelayed(this.scheduler.queued + this.parked, this.settings);
     } else {
       this.robotsDisallowed++;
+      this.fs?.done(req);
       this.event('info', 'robots-disallowed', req.slotKey, `forbidden by robots.txt: ${req.url}`);
     }
   }
@@ -468,6 +541,8 @@ export class Crawler {
 
   private startDownload(req: CrawlRequest, slot: Slot): void {
     this.requests++;
+    if (this.settingsUnused) this.firstUse(slot);
+    if (this.fs !== null && !req.robots) this.fs.started(req);
     const s = this.settings;
     let finished = false;
     const handle = this.downloader.fetch(
@@ -557,7 +632,13 @@ export class Crawler {
 
     if (req.robots) this.robotsAnswered(req, res);
     else if (feedback && this.statusValue !== 'stopped') this.retry(req, slot, res);
-    else if (res.status !== null && this.statusValue !== 'stopped') this.followUp(req, slot, res, contentType);
+    else {
+      // The frontier mark comes with the response (and any links found): one synchronous run,
+      // so the history writer commits them in one transaction.
+      if (res.errorKind === 'cancelled') this.fs?.requeued(req);
+      else this.fs?.done(req);
+      if (res.status !== null && this.statusValue !== 'stopped') this.followUp(req, slot, res, contentType);
+    }
     this.checkDone();
   }
 
@@ -646,11 +727,14 @@ export class Crawler {
   /** Backed-off requests are retried up to RETRY_TIMES, each attempt recorded; never dropped silently. */
   private retry(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
     if (req.retries >= this.settings.RETRY_TIMES) {
+      this.fs?.done(req);
       this.event('error', 'retries-exhausted', slot.key,
         `gave up on ${req.url} after ${req.retries + 1} attempts (last: ${res.status ?? res.errorKind})`);
       return;
     }
-    this.scheduler.enqueue({ ...req, retries: req.retries + 1, priority: req.priority - 1, enqueuedAt: 0, lane: -1, quotaWindows: null });
+    const again = { ...req, retries: req.retries + 1, priority: req.priority - 1, enqueuedAt: 0, lane: -1, quotaWindows: null };
+    this.fs?.requeued(again);
+    this.scheduler.enqueue(again);
   }
 
   /** Redirects and links. */
@@ -668,7 +752,9 @@ export class Crawler {
       if (!target || !this.frontier.markSeen(target.href)) return;
       // Redirects keep the original request's slot (Scrapy stamps meta.download_slot).
       const meta = { ...req.meta, download_slot: slot.key };
-      this.admit(this.makeRequest(target, req.depth, req.priority + REDIRECT_PRIORITY_ADJUST, meta, req.redirects + 1, false));
+      const next = this.makeRequest(target, req.depth, req.priority + REDIRECT_PRIORITY_ADJUST, meta, req.redirects + 1, false, this.nextSeq++);
+      this.fs?.queued(next);
+      this.admit(next);
       return;
     }
     if (status < 200 || status >= 300 || !res.body || !isHtml(contentType)) return;

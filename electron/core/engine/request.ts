@@ -31,6 +31,8 @@ export interface CrawlRequest {
   slotKey: string;
   /** Lane in use while in flight, −1 otherwise. */
   lane: number;
+  /** Acceptance number of a page in the crawl's frontier (crash-safe resume); −1 for robots.txt; absent in hand-made requests. */
+  readonly seq?: number;
 }
 
 /** Growable ring buffer. */

@@ -28,6 +28,48 @@ export const R_CONTENT_TYPE = 19;
 /** Numbers per response row. */
 export const RESPONSE_STRIDE = 20;
 
+// --- Frontier (crash-safe resume) ------------------------------------------------------------
+/** Column offsets of one frontier op in FrontierBatch.nums. */
+export const F_CRAWL = 0;
+export const F_OP = 1;
+export const F_SEQ = 2;
+export const F_DEPTH = 3;
+export const F_PRIORITY = 4;
+export const F_REDIRECTS = 5;
+export const F_RETRIES = 6;
+/** Numbers per frontier op. */
+export const FRONTIER_STRIDE = 7;
+/** A new URL, queued; its URL and meta JSON (or null) are the next two entries of FrontierBatch.strs. */
+export const OP_QUEUED = 0;
+/** Handed to the HTTP client. */
+export const OP_STARTED = 1;
+/** Back in the queue with new retries/priority (retry after backoff feedback, or cancelled). */
+export const OP_REQUEUED = 2;
+/** Nothing more to fetch; committed in the same transaction as its response row. */
+export const OP_DONE = 3;
+
+/** [crawlId, t, slot, stateJson]: a slot's learned throttle state (engine/resume.ts SlotSnapshot). */
+export type SlotStateTuple = readonly [number, number, string, string];
+
+/** The frontier part of a batch, written after its responses in the same transaction. */
+export interface FrontierBatch {
+  /** Number of ops in `nums`. */
+  readonly n: number;
+  readonly nums: Float64Array;
+  /** URL and meta JSON of each OP_QUEUED op, in op order. */
+  readonly strs: readonly (string | null)[];
+  readonly slotStates: readonly SlotStateTuple[];
+}
+
+/** Reply of `resumeFrontier`. */
+export interface ResumeFrontierResult {
+  /** Rows that were in flight when the previous run ended and are queued again. */
+  readonly requeued: number;
+  /** URLs in flight at their second interrupted run: marked given up (state 3). */
+  readonly givenUp: readonly string[];
+}
+// ------------------------------------------------------------------------------------------------
+
 /** [crawlId, t, slot, setting, source, oldJson, newJson]; a JSON column is null for an undefined value. */
 export type ChangeTuple = readonly [number, number, string | null, string, string, string | null, string | null];
 /** [crawlId, t, slot, kind, code, text, dataJson]. */
@@ -55,6 +97,8 @@ export interface BatchMessage {
   readonly dict: readonly string[];
   readonly changes: readonly ChangeTuple[];
   readonly events: readonly EventTuple[];
+  /** Frontier ops and slot states (crash-safe resume); null when there are none. */
+  readonly frontier: FrontierBatch | null;
 }
 
 export type ToWorker =
@@ -70,14 +114,23 @@ export type ToWorker =
   | { readonly type: 'updateCrawl'; readonly crawlId: number; readonly patch: CrawlPatchWire }
   /** Deletes a crawl and all its history; replies with the number of crawl rows deleted. */
   | { readonly type: 'deleteCrawl'; readonly id: number; readonly crawlId: number }
+  /**
+   * Crash accounting before a crawl resumes, in one transaction: rows in flight when the previous
+   * run ended count one more crash and are queued again, or given up at their second. Replies
+   * with a ResumeFrontierResult.
+   */
+  | { readonly type: 'resumeFrontier'; readonly id: number; readonly crawlId: number }
   /** Replied to once every earlier message is committed; carries the first write error since the last flush. */
   | { readonly type: 'flush'; readonly id: number }
   /** Checkpoint and close the connection, then reply. */
   | { readonly type: 'close'; readonly id: number };
 
 export type FromWorker =
-  /** The database is open and migrated. */
-  | { readonly type: 'ready'; readonly schemaVersion: number }
+  /**
+   * The database is open, migrated and locked for this writer. `interrupted`: crawls found
+   * 'running' (their process died, since no other writer holds the lock), now marked 'interrupted'.
+   */
+  | { readonly type: 'ready'; readonly schemaVersion: number; readonly interrupted: readonly number[] }
   /** Opening failed; the worker exits after sending this. */
   | { readonly type: 'fatal'; readonly message: string }
   | { readonly type: 'reply'; readonly id: number; readonly value?: unknown; readonly error?: string }

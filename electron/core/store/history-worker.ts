@@ -2,7 +2,8 @@
 // HistoryWriter in one transaction, keeping the per-slot, per-status and per-second/minute aggregates.
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
-import { openDatabase, timed } from './database';
+import { lockHistoryFile, openDatabase, timed, type HistoryLock } from './database';
+import { FrontierWriter, markInterrupted } from './frontier-store';
 import { readSchemaVersion } from './migrate';
 import {
   R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
@@ -98,8 +99,11 @@ class HistoryStore {
   private readonly upsertSeries: Statement;
   private readonly updateStatements = new Map<string, Statement>();
   private readonly writeBatchTx: Transaction<(m: BatchMessage) => void>;
+  /** Frontier ops and slot states (crash-safe resume). */
+  readonly frontier: FrontierWriter;
 
   constructor(private readonly db: Database) {
+    this.frontier = new FrontierWriter(db, (crawlId, key) => this.slotId(crawlId, key));
     this.insertSlot = db.prepare(`INSERT OR IGNORE INTO slots (crawl_id, key) VALUES (?, ?)`);
     this.selectSlot = db.prepare(`SELECT id FROM slots WHERE crawl_id = ? AND key = ?`).pluck();
     this.insertResponse = db.prepare(
@@ -287,21 +291,30 @@ class HistoryStore {
       const slotId = slot === null ? null : this.slotId(crawlId, slot);
       this.insertEvent.run(crawlId, t, slotId, kind, code, text, dataJson);
     }
+    // Frontier marks last: a URL's done mark commits with its response row, in this transaction.
+    if (m.frontier !== null) this.frontier.apply(m.frontier);
   }
 }
 
 function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   let store: HistoryStore;
   let db: Database;
+  let lock: HistoryLock | null = null;
+  let interrupted: number[];
   try {
+    // One writer per file: a second Slotscope is refused before anything is read or written.
+    lock = lockHistoryFile(init.file);
     db = openDatabase(init.file);
     store = new HistoryStore(db);
+    // With the lock held, a crawl still marked running belongs to a process that died.
+    interrupted = markInterrupted(db);
   } catch (e) {
+    lock?.release();
     post(port, { type: 'fatal', message: errorText(e) });
     port.close();
     return;
   }
-  post(port, { type: 'ready', schemaVersion: readSchemaVersion(db) });
+  post(port, { type: 'ready', schemaVersion: readSchemaVersion(db), interrupted });
 
   /** The first write error since the last flush, reported with the flush's reply. */
   let unreported: string | undefined;
@@ -348,18 +361,28 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
           post(port, { type: 'error', message });
         }
         return;
+      case 'resumeFrontier':
+        try {
+          post(port, { type: 'reply', id: m.id, value: store.frontier.prepareResume(m.crawlId) });
+        } catch (e) {
+          post(port, { type: 'reply', id: m.id, error: `resumeFrontier(${m.crawlId}) failed: ${errorText(e)}` });
+        }
+        return;
       case 'flush':
         post(port, { type: 'reply', id: m.id, error: unreported });
         unreported = undefined;
         return;
       case 'close':
         closed = true;
+        let error = unreported;
         try {
           store.checkpointAndClose();
-          post(port, { type: 'reply', id: m.id, error: unreported });
         } catch (e) {
-          post(port, { type: 'reply', id: m.id, error: `closing the history database failed: ${errorText(e)}` });
+          error = `closing the history database failed: ${errorText(e)}`;
         }
+        // Released before the reply, so whoever waits on close() can open the file again at once.
+        lock?.release();
+        post(port, { type: 'reply', id: m.id, error });
         port.close();
         return;
       default:

@@ -11,7 +11,17 @@ import {
   R_DOWNLOAD_TIME, R_ERROR_KIND, R_ERROR_MESSAGE, R_IN_FLIGHT, R_LATENCY, R_METHOD, R_REUSED, R_SLOT,
   R_STARTED_AT, R_STATUS, R_T, R_WAIT_MS, RESPONSE_STRIDE,
 } from './history-protocol';
-import type { ChangeTuple, CrawlPatchWire, EventTuple, FromWorker, ToWorker, WorkerInit } from './history-protocol';
+import type { BatchMessage, ChangeTuple, CrawlPatchWire, EventTuple, FromWorker, ToWorker, WorkerInit } from './history-protocol';
+import {
+  F_CRAWL, F_DEPTH, F_OP, F_PRIORITY, F_REDIRECTS, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_QUEUED,
+  type ResumeFrontierResult, type SlotStateTuple,
+} from './history-protocol';
+
+/**
+ * The history database cannot be opened: corrupt, foreign, newer, locked by another program or in
+ * use by another Slotscope. The message names the file and says what to do; hosts print it and exit.
+ */
+export class HistoryOpenError extends Error {}
 
 /** Buffered records are sent to the worker at least this often. */
 export const FLUSH_INTERVAL_MS = 250;
@@ -74,10 +84,10 @@ export function openHistoryWriter(file: string, options: HistoryWriterOptions = 
     const onMessage = (m: FromWorker): void => {
       if (m.type === 'ready') {
         cleanup();
-        resolve(new HistoryWriter(worker, file));
+        resolve(new HistoryWriter(worker, file, m.interrupted));
       } else if (m.type === 'fatal') {
         cleanup();
-        reject(new Error(m.message));
+        reject(new HistoryOpenError(m.message));
         void worker.terminate();
       }
     };
@@ -131,10 +141,20 @@ export class HistoryWriter extends EventEmitter {
   private readonly changes: ChangeTuple[] = [];
   private readonly events: EventTuple[] = [];
   private buffered = 0;
+  // Frontier ops and slot states (crash-safe resume) of the batch being filled.
+  private fnums = new Float64Array(1024 * FRONTIER_STRIDE);
+  private fn = 0;
+  private readonly fstrs: (string | null)[] = [];
+  private readonly slotStates: SlotStateTuple[] = [];
   private timer: NodeJS.Timeout | undefined;
   private readonly onTimer = (): void => {
     this.timer = undefined;
     this.send();
+  };
+  private sendQueued = false;
+  private readonly onMicrotask = (): void => {
+    this.sendQueued = false;
+    if (this.state === OPEN) this.send();
   };
 
   /** Use openHistoryWriter(). */
@@ -142,6 +162,8 @@ export class HistoryWriter extends EventEmitter {
     private readonly worker: Worker,
     /** The database file. */
     readonly file: string,
+    /** Crawls found 'running' when the file was opened (their process died): now 'interrupted'. */
+    readonly interrupted: readonly number[] = [],
   ) {
     super();
     worker.on('message', (m: FromWorker) => this.onMessage(m));
@@ -244,6 +266,63 @@ export class HistoryWriter extends EventEmitter {
     this.added();
   }
 
+  // --- Frontier (crash-safe resume) ------------------------------------------------------------
+
+  /** Buffers a newly accepted URL (state queued). `metaJson` null for empty meta. Hot path. */
+  recordQueued(crawlId: number, seq: number, url: string, metaJson: string | null, depth: number, priority: number, redirects: number, retries: number): void {
+    this.frontierOp(crawlId, OP_QUEUED, seq, depth, priority, redirects, retries);
+    this.fstrs.push(url, metaJson);
+  }
+
+  /** Buffers a state change of a frontier row (OP_STARTED, OP_REQUEUED with priority/retries, OP_DONE). Hot path. */
+  recordFrontier(crawlId: number, op: number, seq: number, priority = 0, retries = 0): void {
+    this.frontierOp(crawlId, op, seq, 0, priority, 0, retries);
+  }
+
+  /** Buffers a slot's learned throttle state (JSON of engine/resume.ts SlotSnapshot). */
+  recordSlotState(crawlId: number, t: number, slot: string, stateJson: string): void {
+    if (this.state !== OPEN) this.assertOpen();
+    this.slotStates.push([crawlId, t, slot, stateJson]);
+    this.pendingAdded();
+  }
+
+  /** Crash accounting before resuming a crawl (see the `resumeFrontier` message), after everything buffered. */
+  resumeFrontier(crawlId: number): Promise<ResumeFrontierResult> {
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.send();
+    return this.request((id) => ({ type: 'resumeFrontier', id, crawlId })) as Promise<ResumeFrontierResult>;
+  }
+
+  private frontierOp(crawlId: number, op: number, seq: number, depth: number, priority: number, redirects: number, retries: number): void {
+    if (this.state !== OPEN) this.assertOpen();
+    const o = this.fn * FRONTIER_STRIDE;
+    if (o + FRONTIER_STRIDE > this.fnums.length) {
+      const bigger = new Float64Array(this.fnums.length * 2);
+      bigger.set(this.fnums);
+      this.fnums = bigger;
+    }
+    const a = this.fnums;
+    a[o + F_CRAWL] = crawlId;
+    a[o + F_OP] = op;
+    a[o + F_SEQ] = seq;
+    a[o + F_DEPTH] = depth;
+    a[o + F_PRIORITY] = priority;
+    a[o + F_REDIRECTS] = redirects;
+    a[o + F_RETRIES] = retries;
+    this.fn++;
+    this.pendingAdded();
+  }
+
+  private pendingAdded(): void {
+    if (this.buffered + this.fn + this.slotStates.length >= FLUSH_RECORDS) this.sendSoon();
+    else if (this.timer === undefined) this.timer = setTimeout(this.onTimer, FLUSH_INTERVAL_MS).unref();
+  }
+  // ------------------------------------------------------------------------------------------------
+
   /**
    * Resolves once everything recorded before the call is committed. Rejects with the first write
    * error since the previous flush (those records are lost; the writer goes on working).
@@ -278,8 +357,19 @@ export class HistoryWriter extends EventEmitter {
   }
 
   private added(): void {
-    if (++this.buffered >= FLUSH_RECORDS) this.send();
-    else if (this.timer === undefined) this.timer = setTimeout(this.onTimer, FLUSH_INTERVAL_MS).unref();
+    this.buffered++;
+    this.pendingAdded();
+  }
+
+  /**
+   * A full buffer goes out once the current synchronous run of the engine is over, not in its
+   * middle: what one response leads to (its row, its frontier mark, the links it queued) always
+   * travels in one batch and so commits in one transaction.
+   */
+  private sendSoon(): void {
+    if (this.sendQueued) return;
+    this.sendQueued = true;
+    queueMicrotask(this.onMicrotask);
   }
 
   private intern(s: string): number {
@@ -304,9 +394,16 @@ export class HistoryWriter extends EventEmitter {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    if (this.buffered === 0) return;
+    if (this.buffered === 0 && this.fn === 0 && this.slotStates.length === 0) return;
     const n = this.nResponses;
     const nums = this.nums.slice(0, n * RESPONSE_STRIDE);
+    const transfer = [nums.buffer];
+    let frontier: BatchMessage['frontier'] = null;
+    if (this.fn > 0 || this.slotStates.length > 0) {
+      const fnums = this.fnums.slice(0, this.fn * FRONTIER_STRIDE);
+      transfer.push(fnums.buffer);
+      frontier = { n: this.fn, nums: fnums, strs: this.fstrs, slotStates: this.slotStates };
+    }
     this.post(
       {
         type: 'batch',
@@ -317,9 +414,13 @@ export class HistoryWriter extends EventEmitter {
         dict: this.dictList,
         changes: this.changes,
         events: this.events,
+        frontier,
       },
-      [nums.buffer],
+      transfer,
     );
+    this.fn = 0;
+    this.fstrs.length = 0;
+    this.slotStates.length = 0;
     this.sentRecords += this.buffered;
     this.buffered = 0;
     this.nResponses = 0;

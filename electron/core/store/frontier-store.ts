@@ -1,0 +1,195 @@
+// The SQL of crash-safe resume: the history worker writes frontier ops and slot states in each
+// batch's transaction; a resumed crawl reads its frontier, slot states and totals back from here.
+
+import type { Database, Statement } from 'better-sqlite3';
+import type { SavedCrawl, SavedRequest, SavedSlot, SlotSnapshot, SlotTotals } from '../engine/resume';
+import { openDatabase } from './database';
+import {
+  F_CRAWL, F_DEPTH, F_OP, F_PRIORITY, F_REDIRECTS, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_DONE, OP_QUEUED, OP_REQUEUED,
+  OP_STARTED, type FrontierBatch, type ResumeFrontierResult,
+} from './history-protocol';
+
+/** Frontier row states (migration 0002). */
+export const STATE_QUEUED = 0;
+export const STATE_IN_FLIGHT = 1;
+export const STATE_DONE = 2;
+export const STATE_GIVEN_UP = 3;
+
+/** An URL in flight at this many interrupted runs is given up instead of fetched again. */
+export const MAX_CRASHES = 2;
+
+/** Worker side: applies a batch's frontier ops and slot states inside the batch transaction. */
+export class FrontierWriter {
+  private readonly insert: Statement;
+  private readonly setState: Statement;
+  private readonly requeue: Statement;
+  private readonly slotState: Statement;
+
+  constructor(
+    private readonly db: Database,
+    /** The worker's slot-id lookup (creates the slot row when new). */
+    private readonly slotId: (crawlId: number, key: string) => number,
+  ) {
+    // Never fails on a known seq (a failing statement would roll back the responses of its batch).
+    this.insert = db.prepare(
+      `INSERT INTO frontier (crawl_id, seq, url, state, depth, priority, redirects, retries, meta_json)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (crawl_id, seq) DO UPDATE SET state = excluded.state, priority = excluded.priority, retries = excluded.retries`,
+    );
+    this.setState = db.prepare(`UPDATE frontier SET state = ? WHERE crawl_id = ? AND seq = ?`);
+    this.requeue = db.prepare(`UPDATE frontier SET state = 0, priority = ?, retries = ? WHERE crawl_id = ? AND seq = ?`);
+    this.slotState = db.prepare(`UPDATE slots SET state_json = ?, state_t = ? WHERE id = ?`);
+  }
+
+  /**
+   * Applies the ops in order, folded per row: only the last state op of a row in this batch is
+   * written, and a row queued in this batch is inserted with that state at once (the common
+   * queued → started → done of a fast page is one INSERT; started → done is one UPDATE).
+   */
+  apply(b: FrontierBatch): void {
+    const { nums, strs, n } = b;
+    const last = new Map<number, number>();
+    for (let i = 0; i < n; i++) {
+      const o = i * FRONTIER_STRIDE;
+      if (nums[o + F_OP] !== OP_QUEUED) last.set(key(nums[o + F_CRAWL], nums[o + F_SEQ]), i);
+    }
+    let s = 0;
+    for (let i = 0; i < n; i++) {
+      const o = i * FRONTIER_STRIDE;
+      const crawlId = nums[o + F_CRAWL];
+      const seq = nums[o + F_SEQ];
+      const op = nums[o + F_OP];
+      const k = key(crawlId, seq);
+      if (op === OP_QUEUED) {
+        const j = last.get(k);
+        let state = STATE_QUEUED;
+        let p = o;
+        if (j !== undefined && j > i) {
+          last.delete(k); // folded into this INSERT
+          const jo = j * FRONTIER_STRIDE;
+          const jop = nums[jo + F_OP];
+          state = jop === OP_DONE ? STATE_DONE : jop === OP_STARTED ? STATE_IN_FLIGHT : STATE_QUEUED;
+          if (jop === OP_REQUEUED) p = jo;
+        }
+        this.insert.run(crawlId, seq, strs[s], state, nums[o + F_DEPTH], nums[p + F_PRIORITY], nums[o + F_REDIRECTS], nums[p + F_RETRIES], strs[s + 1]);
+        s += 2;
+        continue;
+      }
+      if (last.get(k) !== i) continue; // a later op of this batch decides the row's state
+      if (op === OP_REQUEUED) this.requeue.run(nums[o + F_PRIORITY], nums[o + F_RETRIES], crawlId, seq);
+      else this.setState.run(op === OP_DONE ? STATE_DONE : STATE_IN_FLIGHT, crawlId, seq);
+    }
+    for (const [crawlId, t, slot, json] of b.slotStates) this.slotState.run(json, t, this.slotId(crawlId, slot));
+  }
+
+  /** Crash accounting before a resume (one transaction): see the `resumeFrontier` message. */
+  prepareResume(crawlId: number): ResumeFrontierResult {
+    return this.db.transaction((): ResumeFrontierResult => {
+      this.db.prepare(`UPDATE frontier SET crashes = crashes + 1 WHERE crawl_id = ? AND state = ${STATE_IN_FLIGHT}`).run(crawlId);
+      const givenUp = this.db
+        .prepare(`SELECT url FROM frontier WHERE crawl_id = ? AND state = ${STATE_IN_FLIGHT} AND crashes >= ${MAX_CRASHES} ORDER BY seq`)
+        .pluck()
+        .all(crawlId) as string[];
+      this.db.prepare(`UPDATE frontier SET state = ${STATE_GIVEN_UP} WHERE crawl_id = ? AND state = ${STATE_IN_FLIGHT} AND crashes >= ${MAX_CRASHES}`).run(crawlId);
+      const requeued = this.db.prepare(`UPDATE frontier SET state = ${STATE_QUEUED} WHERE crawl_id = ? AND state = ${STATE_IN_FLIGHT}`).run(crawlId).changes;
+      return { requeued, givenUp };
+    }).immediate();
+  }
+}
+
+/** A (crawl, seq) pair as one number (seq < 2^32 per crawl). */
+function key(crawlId: number, seq: number): number {
+  return crawlId * 4294967296 + seq;
+}
+
+/** Marks every crawl left 'running' as 'interrupted'; returns their ids. Call with the writer lock held. */
+export function markInterrupted(db: Database): number[] {
+  return db.transaction(() => {
+    const ids = db.prepare(`SELECT id FROM crawls WHERE status = 'running' ORDER BY id`).pluck().all() as number[];
+    db.prepare(`UPDATE crawls SET status = 'interrupted' WHERE status = 'running'`).run();
+    return ids;
+  }).immediate();
+}
+
+/** Whether the crawl has a saved frontier (crawls recorded before migration 0002 have none). */
+export function hasFrontier(db: Database, crawlId: number): boolean {
+  return db.prepare(`SELECT 1 FROM frontier WHERE crawl_id = ? LIMIT 1`).get(crawlId) !== undefined;
+}
+
+/**
+ * Reads what a resumed crawl needs from `file` (read-only; run `resumeFrontier` on the writer
+ * first). `givenUp` and `wasInFlight` come from that reply.
+ */
+export function loadSavedCrawl(file: string, crawlId: number, accounting: ResumeFrontierResult): SavedCrawl {
+  const db = openDatabase(file, { readonly: true });
+  try {
+    const crawl = db.prepare(`SELECT started_at FROM crawls WHERE id = ?`).get(crawlId) as { started_at: number | null } | undefined;
+    if (!crawl) throw new Error(`crawl ${crawlId} does not exist in ${file}`);
+    const seen: string[] = [];
+    const pending: SavedRequest[] = [];
+    let accepted = 0;
+    let nextSeq = 0;
+    const rows = db
+      .prepare(`SELECT seq, url, state, depth, priority, redirects, retries, meta_json FROM frontier WHERE crawl_id = ? ORDER BY seq`)
+      .raw()
+      .iterate(crawlId) as IterableIterator<[number, string, number, number, number, number, number, string | null]>;
+    for (const [seq, url, state, depth, priority, redirects, retries, metaJson] of rows) {
+      seen.push(url);
+      if (redirects === 0) accepted++;
+      if (seq >= nextSeq) nextSeq = seq + 1;
+      if (state === STATE_QUEUED) {
+        pending.push({ seq, url, depth, priority, redirects, retries, meta: metaJson === null ? {} : (JSON.parse(metaJson) as Record<string, unknown>) });
+      }
+    }
+
+    const slots: SavedSlot[] = [];
+    const slotRows = db
+      .prepare(
+        `SELECT s.key, s.state_json, st.requests, st.responses, st.failures, st.bytes, st.s2xx, st.s3xx, st.s4xx, st.s5xx, st.s429,
+           st.latency_sum, st.latency_n, st.last_latency
+         FROM slots s LEFT JOIN slot_stats st ON st.crawl_id = s.crawl_id AND st.slot_id = s.id
+         WHERE s.crawl_id = ? ORDER BY s.key`,
+      )
+      .raw()
+      .all(crawlId) as unknown[][];
+    for (const r of slotRows) {
+      let state: SlotSnapshot | null = null;
+      if (typeof r[1] === 'string') {
+        try {
+          state = JSON.parse(r[1]) as SlotSnapshot;
+        } catch {
+          state = null; // a damaged snapshot: the slot restarts from the settings
+        }
+      }
+      const totals: SlotTotals | null = r[2] === null ? null : {
+        requests: r[2] as number, responses: r[3] as number, failures: r[4] as number, bytes: r[5] as number,
+        s2xx: r[6] as number, s3xx: r[7] as number, s4xx: r[8] as number, s5xx: r[9] as number, s429: r[10] as number,
+        latencySum: r[11] as number, latencyN: r[12] as number, lastLatency: r[13] as number | null,
+      };
+      if (state || totals) slots.push({ key: r[0] as string, state, totals });
+    }
+
+    const t = db
+      .prepare(`SELECT coalesce(sum(requests), 0), coalesce(sum(responses), 0), coalesce(sum(failures), 0), coalesce(sum(bytes), 0)
+                FROM slot_stats WHERE crawl_id = ?`)
+      .raw()
+      .get(crawlId) as [number, number, number, number];
+    const byStatus: Record<string, number> = {};
+    for (const [status, n] of db.prepare(`SELECT status, n FROM status_counts WHERE crawl_id = ?`).raw().all(crawlId) as [number, number][]) {
+      byStatus[String(status)] = n;
+    }
+    return {
+      seen,
+      pending,
+      givenUp: accounting.givenUp,
+      wasInFlight: accounting.requeued + accounting.givenUp.length,
+      accepted,
+      nextSeq,
+      slots,
+      totals: { requests: t[0], responses: t[1], failures: t[2], bytes: t[3], byStatus },
+      startedAt: crawl.started_at,
+    };
+  } finally {
+    db.close();
+  }
+}
