@@ -19,6 +19,7 @@ export type Reply<T = unknown> = { readonly ok: true; readonly result: T } | { r
 export interface CrawlInfo {
   readonly id: number;
   readonly name: string;
+  /** Its state (shared/types.ts CrawlStatus); `interrupted`: its process died mid-crawl, resume it with crawls.resume. */
   readonly status: CrawlStatus;
   readonly createdAt: number;
   readonly startedAt: number | null;
@@ -115,6 +116,11 @@ export interface AppRequests {
   'crawls.start': { params: CrawlRef; result: CrawlInfo };
   /** In-flight requests finish; nothing new starts. */
   'crawls.pause': { params: CrawlRef; result: CrawlInfo };
+  /**
+   * Resumes a paused crawl. A crawl not running in this process (interrupted by a crash, paused
+   * when the app quit, or stopped) continues from its saved frontier with its live settings, slot
+   * pins and learned delays: URLs done are not fetched again, those in flight at a crash once more.
+   */
   'crawls.resume': { params: CrawlRef; result: CrawlInfo };
   /** Cancels in-flight requests (recorded as cancelled) and ends the crawl. */
   'crawls.stop': { params: CrawlRef; result: CrawlInfo };

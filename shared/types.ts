@@ -28,6 +28,13 @@ export type FailureKind =
   | 'invalid-url'
   | 'other';
 
+/**
+ * Where a crawl is: `created` (not started), `running`, `paused` (nothing new starts; also a crawl
+ * that was running when the app quit), `stopped` (by the user), `finished`, `failed`, or
+ * `interrupted`: its process died mid-crawl (kill -9, crash, power loss), found when the database
+ * is opened next. Paused, stopped and interrupted crawls can be resumed (crawls.resume,
+ * `slotscope crawl --resume ID`).
+ */
 export type CrawlStatus = 'created' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed' | 'interrupted';
 
 /** One response or failed download, with the fields of SPEC 7. Times are epoch milliseconds. */
