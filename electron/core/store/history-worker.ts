@@ -292,7 +292,7 @@ class HistoryStore {
       this.insertEvent.run(crawlId, t, slotId, kind, code, text, dataJson);
     }
     // Frontier marks last: a URL's done mark commits with its response row, in this transaction.
-    if (m.frontier !== null) this.frontier.apply(m.frontier);
+    if (m.frontier) this.frontier.apply(m.frontier);
   }
 }
 
