@@ -11,6 +11,8 @@ import { createCore, type Core } from '../../electron/core/create-core';
 import { LATEST_SCHEMA_VERSION } from '../../electron/core/store/migrate';
 import { SLOTSCOPE_APPLICATION_ID } from '../../electron/core/store/migrations/0001-initial';
 import { openHistoryReader } from '../../electron/core/store/queries';
+import { FLUSH_RECORDS, openHistoryWriter } from '../../electron/core/store/history-writer';
+import { OP_DONE, OP_STARTED } from '../../electron/core/store/history-protocol';
 import { arrivals, CLI, defer, ensureBuilt, externalSite, freshDir, maxOverlap, ROOT, site, sleep, waitFor, type LogSource } from './helpers';
 
 // Loopback addresses of this file: 127.0.46.x.
@@ -289,6 +291,37 @@ describe('pause, quit, reopen, resume', () => {
     defer(() => reader.close());
     expect(info.requests).toBe(reader.crawlSummary(id).requests);
   }, 60_000);
+});
+
+describe('the writer keeps what one response leads to in one transaction', () => {
+  it('never sends a batch in the middle of a synchronous run, however many records it holds', async () => {
+    const db = join(freshDir(), 'history.sqlite');
+    const writer = await openHistoryWriter(db);
+    defer(() => writer.close());
+    const crawlId = await writer.createCrawl('atomic', {}, {});
+    // One synchronous run far over FLUSH_RECORDS: each "page" is a response, its done mark and a
+    // link it queued, the way the crawler records them.
+    const N = 3 * FLUSH_RECORDS;
+    const t0 = 1_700_000_000_000;
+    for (let i = 0; i < N; i++) {
+      const url = `http://atomic.test/page/${i}`;
+      writer.recordQueued(crawlId, 2 * i, url, null, 0, 0, 0, 0);
+      writer.recordFrontier(crawlId, OP_STARTED, 2 * i);
+      writer.recordResponse(crawlId, {
+        t: t0 + i, startedAt: t0 + i - 5, waitMs: 0, slot: 'atomic.test', url, method: 'GET', status: 200, latency: 0.005,
+        downloadTime: 0.001, bytes: 100, inFlight: 1, delayBefore: 0, delayAfter: 0, delayCause: 'none', backoffLevel: 0,
+        reused: true, errorKind: null, errorMessage: null, depth: 0, contentType: 'text/html',
+      });
+      writer.recordFrontier(crawlId, OP_DONE, 2 * i);
+      writer.recordQueued(crawlId, 2 * i + 1, `${url}/link`, '{"download_slot":"atomic.test"}', 1, 0, 0, 0);
+    }
+    expect(writer.backlog).toBe(0); // nothing handed over yet: it all goes in one batch
+    await writer.flush();
+    const states = query<[number, number]>(db, 'SELECT state, count(*) FROM frontier WHERE crawl_id = ? GROUP BY state ORDER BY state', crawlId);
+    expect(states).toEqual([[0, N], [2, N]]);
+    expect(query<[number]>(db, 'SELECT count(*) FROM responses WHERE crawl_id = ?', crawlId)[0][0]).toBe(N);
+    expect(query<[string]>(db, 'SELECT meta_json FROM frontier WHERE crawl_id = ? AND seq = 1', crawlId)[0][0]).toBe('{"download_slot":"atomic.test"}');
+  });
 });
 
 describe('databases that cannot be used', () => {
