@@ -3,7 +3,7 @@
 
 import { strict as assert } from 'node:assert';
 import {
-  assertNoPageErrors, numberOf, openPage, runTests, slotCell, slotRow, startStack, test, textOf, waitFor, waitForText,
+  assertNoPageErrors, numberOf, openPage, runTests, slotCell, slotOrder, slotRow, startStack, test, textOf, waitFor, waitForText,
 } from './harness';
 
 const HOSTS = {
@@ -60,13 +60,13 @@ test('loads with the token URL, starts the crawl, shows a live row per host unti
   // Ties keep the key order in both directions.
   const busiest = Object.keys(HOSTS).sort((a, b) => finalCounts[b] - finalCounts[a] || a.localeCompare(b))[0];
   const quietest = Object.keys(HOSTS).sort((a, b) => finalCounts[a] - finalCounts[b] || a.localeCompare(b))[0];
-  const order = () => page.locator('[data-testid="slot-table"] tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-slot')));
+  const order = () => slotOrder(page);
   assert.deepEqual(await order(), Object.keys(HOSTS).sort(), 'rows start sorted by slot key');
   await page.locator('[data-testid="slot-table"] button[data-sort="requests"]').click();
   await waitFor(async () => (await order())[0] === busiest, 'the busiest slot on top', 5000, order);
   await page.locator('[data-testid="slot-table"] button[data-sort="requests"]').click();
   await waitFor(async () => (await order())[0] === quietest, 'the quietest slot on top', 5000, order);
-  assert.equal(await page.locator('[data-testid="slot-table"] th[aria-sort]').getAttribute('aria-sort'), 'ascending');
+  assert.equal(await page.locator('[data-testid="slot-table"] [role="columnheader"][aria-sort]').getAttribute('aria-sort'), 'ascending');
   assert.equal(await page.getByRole('button', { name: 'Stop', exact: true }).isDisabled(), true);
   assertNoPageErrors(p);
 });

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
-import type { Reply } from '../../shared/contract';
+import type { Dispatcher, Reply } from '../../shared/contract';
 import { createCore, type Core } from '../../electron/core/create-core';
 import { startTestSite, type LogEntry, type ScenarioInput, type TestSite } from '../../electron/core/testsite';
 import { startServer, type RunningServer } from '../../electron/server/ws-server';
@@ -178,8 +178,13 @@ export interface Stack {
   arrivals(host: string): LogEntry[];
 }
 
+export interface StackOptions {
+  /** What the browser host serves instead of the core itself (e.g. the core plus a slot feed). */
+  readonly dispatcher?: (core: Core, crawlIds: readonly number[]) => Dispatcher;
+}
+
 /** The test site (log kept), a core on a fresh database with the crawls created, and the browser host. */
-export async function startStack(t: TestContext, scenario: ScenarioInput, crawls: readonly CrawlSpec[]): Promise<Stack> {
+export async function startStack(t: TestContext, scenario: ScenarioInput, crawls: readonly CrawlSpec[], opts: StackOptions = {}): Promise<Stack> {
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) throw new Error(`${RENDERER_DIR}/index.html is missing: run \`node renderer/build.mjs\``);
   const dir = t.tmpDir();
   const site = await startTestSite(scenario, { keepLog: true });
@@ -205,7 +210,8 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
     crawlIds.push(crawl.id);
   }
   const serverLog: string[] = [];
-  const server = await startServer({ dispatcher: core, staticDir: RENDERER_DIR, log: (line) => serverLog.push(line) });
+  const dispatcher = opts.dispatcher ? opts.dispatcher(core, crawlIds) : core;
+  const server = await startServer({ dispatcher, staticDir: RENDERER_DIR, log: (line) => serverLog.push(line) });
   t.defer(() => server.close());
   return {
     site,
@@ -249,11 +255,15 @@ export function assertNoPageErrors(p: OpenPage): void {
   if (p.errors.length > 0) throw new Error(`the page reported errors:\n  ${p.errors.join('\n  ')}`);
 }
 
-/** The row of a slot in the slot table. */
-export const slotRow = (page: Page, key: string): Locator => page.locator(`[data-testid="slot-table"] tr[data-slot="${key}"]`);
+/** The row of a slot in the slot grid (virtualised: only rows scrolled into view exist). */
+export const slotRow = (page: Page, key: string): Locator => page.locator(`[data-testid="slot-table"] [role="row"][data-slot="${key}"]`);
 
-/** One cell of a slot's row (`data-col`: requests, state, delay, s429…). */
-export const slotCell = (page: Page, key: string, column: string): Locator => slotRow(page, key).locator(`td[data-col="${column}"]`);
+/** One cell of a slot's row (`data-col`: requests, state, delay, cause, s429…). */
+export const slotCell = (page: Page, key: string, column: string): Locator => slotRow(page, key).locator(`[role="gridcell"][data-col="${column}"]`);
+
+/** The slot keys of the grid's rows in the DOM, top to bottom. */
+export const slotOrder = (page: Page): Promise<(string | null)[]> =>
+  page.locator('[data-testid="slot-table"] [role="row"][data-slot]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-slot')));
 
 export function ensureScreenshotsDir(): string {
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });

@@ -5,10 +5,11 @@ import type { AppError, CrawlInfo, Result, SettingDescription, SlotTuple } from 
 import { toAppError, type Transport } from '../transport/transport';
 import { ConnectionStore } from './connection-store';
 import { CrawlLogs } from './crawl-log-store';
+import { CrawlRates } from './crawl-rates';
 import { CrawlsStore } from './crawls-store';
 import { FrameStore } from './frame-store';
 import { MessageStore } from './message-store';
-import { SlotTables } from './slot-table-store';
+import { forgetPinnedRows, SlotTables } from './slot-table-store';
 
 export interface Stores {
   readonly connection: ConnectionStore;
@@ -19,6 +20,8 @@ export interface Stores {
   readonly crawlLogs: CrawlLogs;
   /** The settings schema, once loaded. */
   readonly schema: SchemaStore;
+  /** Per crawl: requests and bytes per second over the last 10 s. */
+  readonly rates: CrawlRates;
 }
 
 /** The settings schema (it never changes while the host runs), for the settings panel. */
@@ -39,11 +42,24 @@ export type Outcome<T> = { readonly ok: true; readonly result: T } | { readonly 
 export type CrawlCommand = 'start' | 'pause' | 'resume' | 'stop';
 export type SlotCommand = 'pause' | 'resume';
 
+/** A slot control of the row actions menu (SPEC 6); its refusal comes back as data for the menu to show. */
+export type SlotControl =
+  | { readonly kind: 'pinDelay'; readonly seconds: number | null }
+  | { readonly kind: 'pinConcurrency'; readonly value: number | null }
+  | { readonly kind: 'clearPins' }
+  | { readonly kind: 'resetBackoff' };
+
 export interface Commands {
   /** Starts, pauses, resumes or stops a crawl; resolves false when the host refused (see the message line). */
   crawl(command: CrawlCommand, crawlId: number): Promise<boolean>;
   /** Pauses or resumes one slot of a running crawl. */
   slot(command: SlotCommand, crawlId: number, key: string): Promise<boolean>;
+  /** Pins a slot's delay or concurrency, clears its pins or resets its backoff; the row comes back updated. */
+  slotControl(crawlId: number, key: string, control: SlotControl): Promise<Outcome<SlotTuple>>;
+  /** A new crawl with the same config and the latest settings; resolves with it, or null when refused (see the message line). */
+  duplicateCrawl(crawlId: number): Promise<CrawlInfo | null>;
+  /** Deletes a crawl that is not running, with its history; false when refused (see the message line). */
+  deleteCrawl(crawlId: number): Promise<boolean>;
   /** Opens a crawl's slot table (once): its snapshot when it runs, and its figures. Views get the table from `stores.slotTables`. */
   openCrawl(crawlId: number): void;
   /** Sends a settings change set; the refusal comes back as data for the view to show by its field. */
@@ -74,6 +90,7 @@ export function createAppState(transport: Transport): AppState {
     messages: new MessageStore(),
     crawlLogs: new CrawlLogs(),
     schema: new SchemaStore(),
+    rates: new CrawlRates(),
   };
   const { crawlLogs } = stores;
   const { crawls, slotTables, messages } = stores;
@@ -97,7 +114,9 @@ export function createAppState(transport: Transport): AppState {
 
   async function loadStats(crawlId: number): Promise<void> {
     try {
-      crawls.applyStats(crawlId, await transport.invoke('crawls.stats', { id: crawlId }));
+      const stats = await transport.invoke('crawls.stats', { id: crawlId });
+      crawls.applyStats(crawlId, stats);
+      stores.rates.add(crawlId, stats);
     } catch (e) {
       messages.report(`Loading the figures of ${crawlName(crawlId)}`, toAppError(e));
     }
@@ -160,6 +179,7 @@ export function createAppState(transport: Transport): AppState {
     transport.subscribe('crawl.status', (p) => {
       const before = crawls.statsOf(p.crawlId)?.status ?? crawls.crawl(p.crawlId)?.status;
       crawls.applyStats(p.crawlId, p.stats);
+      stores.rates.add(p.crawlId, p.stats);
       // An open crawl that just came alive (started elsewhere, or before its table had rows): catch up.
       if (!isLive(before) && isLive(p.stats.status) && slotTables.get(p.crawlId)) void syncTable(p.crawlId);
     }),
@@ -200,6 +220,43 @@ export function createAppState(transport: Transport): AppState {
       try {
         const row: SlotTuple = await transport.invoke(command === 'pause' ? 'slots.pause' : 'slots.resume', { id: crawlId, slot: key });
         slotTables.get(crawlId)?.apply([row]);
+        return true;
+      } catch (e) {
+        messages.report(action, toAppError(e));
+        return false;
+      }
+    },
+    async slotControl(crawlId, key, control) {
+      try {
+        const slot = { id: crawlId, slot: key };
+        const row: SlotTuple =
+          control.kind === 'pinDelay' ? await transport.invoke('slots.pinDelay', { ...slot, seconds: control.seconds })
+          : control.kind === 'pinConcurrency' ? await transport.invoke('slots.pinConcurrency', { ...slot, value: control.value })
+          : control.kind === 'clearPins' ? await transport.invoke('slots.clearPins', slot)
+          : await transport.invoke('slots.resetBackoff', slot);
+        slotTables.get(crawlId)?.apply([row]);
+        return { ok: true, result: row };
+      } catch (e) {
+        return { ok: false, error: toAppError(e) };
+      }
+    },
+    async duplicateCrawl(crawlId) {
+      try {
+        const info = await transport.invoke('crawls.duplicate', { id: crawlId });
+        crawls.applyInfo(info);
+        return info;
+      } catch (e) {
+        messages.report(`Duplicating ${crawlName(crawlId)}`, toAppError(e));
+        return null;
+      }
+    },
+    async deleteCrawl(crawlId) {
+      const action = `Deleting ${crawlName(crawlId)}`;
+      try {
+        await transport.invoke('crawls.delete', { id: crawlId });
+        forgetPinnedRows(crawlId);
+        // 'crawls.changed' brings the new list too; this covers a missed event.
+        transport.invoke('crawls.list', {}).then((list) => crawls.setList(list), () => undefined);
         return true;
       } catch (e) {
         messages.report(action, toAppError(e));

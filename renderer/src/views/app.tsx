@@ -45,7 +45,7 @@ export function App() {
         {creating ? (
           <NewCrawlForm onCancel={() => setCreating(false)} onOpen={(id) => { setSelected(id); setCreating(false); }} />
         ) : (
-          crawlId !== null && <CrawlPanel key={crawlId} crawlId={crawlId} />
+          crawlId !== null && <CrawlPanel key={crawlId} crawlId={crawlId} onOpenCrawl={setSelected} />
         )}
       </main>
     </div>

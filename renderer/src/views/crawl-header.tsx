@@ -1,16 +1,20 @@
-// The selected crawl's name, status and commands (Start / Pause / Resume / Stop, enabled as its
-// status allows) and its live figures from 'crawl.status', about once a second while it runs.
+// The selected crawl's name, status and commands (Start / Pause / Resume / Stop, Duplicate, Delete
+// with a confirmation that names it) and its live figures from 'crawl.status', about once a second.
 
-import { useCallback } from 'react';
+import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import type { CrawlInfo, CrawlStatsWire } from '../../../shared/contract';
 import type { CrawlStatus } from '../../../shared/types';
 import { Badge } from '../components/badge';
 import { CommandButton } from '../components/command-button';
 import { Stat } from '../components/stat';
+import { SHORTCUTS } from '../keyboard';
 import type { CrawlLogStore } from '../store/crawl-log-store';
+import type { CrawlRates } from '../store/crawl-rates';
 import type { CrawlsStore } from '../store/crawls-store';
 import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
 import { DASH, formatCount, formatDuration, formatWhen } from './format';
+import { formatBytes } from './slot-table/columns';
 import { CRAWL_STATUS_TONE } from './tones';
 
 const can = {
@@ -18,63 +22,137 @@ const can = {
   pause: (s: CrawlStatus) => s === 'running',
   resume: (s: CrawlStatus) => s === 'paused',
   stop: (s: CrawlStatus) => s === 'created' || s === 'running' || s === 'paused',
+  delete: (s: CrawlStatus) => s !== 'running' && s !== 'paused',
 };
 
 const warningCount = (s: CrawlLogStore) => s.warnings().length;
+const concurrencyLimit = (s: CrawlLogStore) => s.settings()?.CONCURRENT_REQUESTS;
 
-export function CrawlHeader({ crawlId, onShowWarnings }: { crawlId: number; onShowWarnings?: () => void }) {
+/** Responses per status class (1xx…5xx) from the per-status counts. */
+export function byClass(byStatus: Readonly<Record<string, number>> | undefined): readonly [number, number, number, number, number] {
+  const c: [number, number, number, number, number] = [0, 0, 0, 0, 0];
+  for (const [code, n] of Object.entries(byStatus ?? {})) {
+    const k = Math.floor(Number(code) / 100);
+    if (k >= 1 && k <= 5) c[k - 1] += n;
+  }
+  return c;
+}
+
+/** Re-renders every second while `on`, for the elapsed time. */
+function useSecondTick(on: boolean): number {
+  const [now, setNow] = useState(() => Date.now());
+  useEffect(() => {
+    if (!on) return;
+    const t = setInterval(() => setNow(Date.now()), 1000);
+    return () => clearInterval(t);
+  }, [on]);
+  return on ? Date.now() : now;
+}
+
+function formatRate(n: number): string {
+  return n >= 100 ? formatCount(Math.round(n)) : n.toFixed(1);
+}
+
+export interface CrawlHeaderProps {
+  readonly crawlId: number;
+  readonly onShowWarnings?: () => void;
+  /** Shows another crawl (the duplicate just made). */
+  readonly onOpenCrawl?: (crawlId: number) => void;
+}
+
+export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeaderProps) {
   const { stores, commands } = useApp();
-  const warnings = useStore(stores.crawlLogs.get(crawlId), warningCount);
+  const log = stores.crawlLogs.get(crawlId);
+  const warnings = useStore(log, warningCount);
+  const limit = useStore(log, concurrencyLimit);
   const info = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId), [crawlId]));
   const stats = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.statsOf(crawlId), [crawlId]));
-  if (!info) return null;
-  const status = info.status;
-  const started = stats?.startedAt ?? info.startedAt;
-  const finished = stats?.finishedAt ?? info.finishedAt;
+  const rate = useStore(stores.rates, useCallback((s: CrawlRates) => s.rate(crawlId), [crawlId]));
+  const [confirming, setConfirming] = useState(false);
+  const status = info?.status ?? 'created';
   const live = status === 'running' || status === 'paused';
+  const started = stats?.startedAt ?? info?.startedAt ?? null;
+  const finished = stats?.finishedAt ?? info?.finishedAt ?? null;
+  const now = useSecondTick(started !== null && finished === null && live);
+  if (!info) return null;
   const run = (command: 'start' | 'pause' | 'resume' | 'stop') => () => commands.crawl(command, crawlId);
+  const classes = byClass(stats?.byStatus);
 
   return (
     <div className="crawl-header">
       <div className="crawl-title-row">
         <div className="crawl-title">
-          <h2 data-testid="crawl-name">{info.name}</h2>
+          <h2 data-testid="crawl-name" title={info.name}>{info.name}</h2>
           <Badge tone={CRAWL_STATUS_TONE[status]} testId="crawl-status">
             {status}
           </Badge>
-          <span className="muted crawl-times">
-            {started === null ? 'not started' : `started ${formatWhen(started)}`}
-            {started !== null && ` · ${finished === null ? 'running for' : 'ran'} ${formatDuration((finished ?? Date.now()) - started)}`}
-          </span>
+          <span className="muted crawl-times">{started === null ? 'not started' : `started ${formatWhen(started)}`}</span>
         </div>
         <div className="toolbar" role="toolbar" aria-label="Crawl commands">
           <CommandButton variant="primary" onRun={run('start')} disabled={!can.start(status)}>
             Start
           </CommandButton>
-          <CommandButton onRun={run('pause')} disabled={!can.pause(status)}>
+          <CommandButton onRun={run('pause')} disabled={!can.pause(status)} title={`Pause the crawl (${SHORTCUTS.togglePause.key})`}>
             Pause
           </CommandButton>
-          <CommandButton onRun={run('resume')} disabled={!can.resume(status)}>
+          <CommandButton onRun={run('resume')} disabled={!can.resume(status)} title={`Resume the crawl (${SHORTCUTS.togglePause.key})`}>
             Resume
           </CommandButton>
           <CommandButton variant="danger" onRun={run('stop')} disabled={!can.stop(status)}>
             Stop
           </CommandButton>
+          <span className="toolbar-sep" aria-hidden="true" />
+          <CommandButton title="A new crawl with the same seeds, rules and current settings"
+            onRun={async () => {
+              const copy = await commands.duplicateCrawl(crawlId);
+              if (copy) onOpenCrawl?.(copy.id);
+            }}>
+            Duplicate
+          </CommandButton>
+          <button type="button" className="btn btn-danger" disabled={!can.delete(status)} onClick={() => setConfirming(true)}
+            title={can.delete(status) ? 'Delete the crawl and its history' : 'Stop the crawl before deleting it'}>
+            Delete…
+          </button>
         </div>
       </div>
-      <div className="stats" data-testid="crawl-stats">
-        <Stat label="Status" testId="stat-status">
+      <div className="stats stats-wide" data-testid="crawl-stats">
+        <Figure label="Status" title={`The crawl is ${status}`} testId="stat-status">
           {status}
+        </Figure>
+        <Stat label="Elapsed" testId="stat-elapsed">
+          {started === null ? DASH : formatDuration((finished ?? now) - started)}
         </Stat>
         <Stat label="Requests" testId="stat-requests">
           {formatCount(stats?.requests ?? info.requests)}
         </Stat>
-        <Stat label="Responses" testId="stat-responses">
-          {formatCount(stats?.responses ?? info.responses)}
-        </Stat>
-        <Stat label="In flight" testId="stat-inflight">
+        <div className="stat stat-span-2">
+          <div className="stat-label">Responses by class</div>
+          <div className="stat-value">
+            <span data-testid="stat-responses">{formatCount(stats?.responses ?? info.responses)}</span>
+            <span className="status-classes" data-testid="stat-classes">
+              {(['2xx', '3xx', '4xx', '5xx'] as const).map((label, i) => (
+                <span key={label} data-class={label} className={i === 3 && classes[4] > 0 ? 'bad-text' : i === 2 && classes[3] > 0 ? 'warn-text' : undefined}>
+                  {label} <b>{stats ? formatCount(classes[i + 1]) : DASH}</b>
+                </span>
+              ))}
+            </span>
+          </div>
+        </div>
+        <div className="stat stat-span-2" title="Requests started and body bytes received per second, over the last 10 seconds">
+          <div className="stat-label">
+            Rate<span className="stat-label-note"> · last 10 s</span>
+          </div>
+          <div className="stat-value">
+            <span data-testid="stat-req-rate">{live && rate ? formatRate(rate.requestsPerSecond) : DASH}</span>
+            <span className="stat-sub"> req/s · </span>
+            <span data-testid="stat-byte-rate">{live && rate ? formatBytes(Math.round(rate.bytesPerSecond)) : DASH}</span>
+            <span className="stat-sub">/s</span>
+          </div>
+        </div>
+        <Figure label="In flight" title="Requests in flight / the crawl's limit (CONCURRENT_REQUESTS; ∞: none)" testId="stat-inflight">
           {live ? formatCount(stats?.inFlight) : DASH}
-        </Stat>
+          {live && <span className="stat-sub"> / {limit === undefined ? DASH : limit === 0 ? '∞' : formatCount(limit)}</span>}
+        </Figure>
         <Stat label="Queued" testId="stat-queued">
           {live ? formatCount(stats?.queued) : DASH}
         </Stat>
@@ -90,6 +168,60 @@ export function CrawlHeader({ crawlId, onShowWarnings }: { crawlId: number; onSh
           </button>
         </Stat>
       </div>
+      {confirming && <ConfirmDelete info={info} stats={stats} onClose={() => setConfirming(false)} />}
     </div>
+  );
+}
+
+/** A header figure with a hint on hover and an optional lower-case note beside its label ("10 s"). */
+function Figure({ label, note, title, testId, children }: { label: string; note?: string; title: string; testId: string; children: ReactNode }) {
+  return (
+    <div className={`stat stat-${testId}`} title={title}>
+      <div className="stat-label">
+        {label}
+        {note && <span className="stat-label-note"> · {note}</span>}
+      </div>
+      <div className="stat-value" data-testid={testId}>
+        {children}
+      </div>
+    </div>
+  );
+}
+
+/** The modal that names the crawl about to be deleted and what goes with it. */
+function ConfirmDelete({ info, stats, onClose }: { info: CrawlInfo; stats: CrawlStatsWire | undefined; onClose: () => void }) {
+  const { commands } = useApp();
+  const ref = useRef<HTMLDialogElement>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  const requests = stats?.requests ?? info.requests;
+  const del = async () => {
+    setBusy(true);
+    // Refused or not, the dialog closes: a refusal is told on the message line.
+    await commands.deleteCrawl(info.id);
+    setBusy(false);
+    onClose();
+  };
+  return (
+    <dialog ref={ref} className="confirm-dialog" aria-labelledby="confirm-delete-title" aria-describedby="confirm-delete-text" data-testid="confirm-delete"
+      onClose={onClose} onCancel={onClose}>
+      <h2 id="confirm-delete-title">Delete the crawl “{info.name}”?</h2>
+      <p id="confirm-delete-text">
+        Its history goes with it: {formatCount(requests)} request{requests === 1 ? '' : 's'} over {formatCount(stats?.slots ?? info.slots)} slot
+        {(stats?.slots ?? info.slots) === 1 ? '' : 's'}, its settings changes and its warnings. This cannot be undone.
+      </p>
+      <div className="toolbar">
+        <button type="button" className="btn" onClick={onClose} autoFocus>
+          Cancel
+        </button>
+        <button type="button" className="btn btn-danger-solid" disabled={busy} onClick={() => void del()}>
+          Delete “{info.name}”
+        </button>
+      </div>
+    </dialog>
   );
 }

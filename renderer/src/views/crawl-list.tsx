@@ -1,12 +1,14 @@
 // The crawls in the history, newest first: one row each with its status and figures; a click
 // selects the crawl the rest of the window shows and steers.
 
+import { useCallback } from 'react';
 import type { CrawlInfo } from '../../../shared/contract';
 import { Badge } from '../components/badge';
+import type { CrawlRates } from '../store/crawl-rates';
 import type { CrawlsStore } from '../store/crawls-store';
 import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
-import { formatCount, formatWhen } from './format';
+import { DASH, formatCount, formatWhen } from './format';
 import { CRAWL_STATUS_TONE } from './tones';
 
 const list = (s: CrawlsStore) => s.list();
@@ -38,6 +40,7 @@ export function CrawlList({ selectedId, onSelect, onNew }: { selectedId: number 
                 <th className="num">Requests</th>
                 <th className="num">Responses</th>
                 <th className="num">Failures</th>
+                <th className="num" title="Requests per second: over the last 10 s while a crawl runs, on average once it ended">Rate</th>
               </tr>
             </thead>
             <tbody>
@@ -52,7 +55,17 @@ export function CrawlList({ selectedId, onSelect, onNew }: { selectedId: number 
   );
 }
 
+/** Requests per second: the last 10 s of a live crawl, the whole run's average once it ended. */
+function useRate(crawl: CrawlInfo): string {
+  const { stores } = useApp();
+  const live = useStore(stores.rates, useCallback((s: CrawlRates) => s.rate(crawl.id)?.requestsPerSecond, [crawl.id]));
+  if (crawl.status === 'running' || crawl.status === 'paused') return live === undefined ? DASH : `${live.toFixed(1)}/s`;
+  if (crawl.startedAt === null || crawl.finishedAt === null || crawl.finishedAt <= crawl.startedAt) return DASH;
+  return `${(crawl.requests / ((crawl.finishedAt - crawl.startedAt) / 1000)).toFixed(1)}/s`;
+}
+
 function CrawlRow({ crawl, selected, onSelect }: { crawl: CrawlInfo; selected: boolean; onSelect: (id: number) => void }) {
+  const rate = useRate(crawl);
   return (
     <tr className={selected ? 'selected' : undefined} aria-selected={selected} data-crawl={crawl.id} onClick={() => onSelect(crawl.id)}>
       <td className="left">
@@ -69,6 +82,7 @@ function CrawlRow({ crawl, selected, onSelect }: { crawl: CrawlInfo; selected: b
       <td className={`num${crawl.failures > 0 ? ' bad-text' : ''}`} data-col="failures">
         {formatCount(crawl.failures)}
       </td>
+      <td className="num muted" data-col="rate">{rate}</td>
     </tr>
   );
 }

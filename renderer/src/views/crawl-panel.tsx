@@ -4,6 +4,7 @@
 import { useEffect, useState } from 'react';
 import type { CrawlLogStore } from '../store/crawl-log-store';
 import { useStore } from '../store/use-store';
+import { useCrawlShortcuts } from '../keyboard';
 import { useApp } from './app-context';
 import { CrawlHeader } from './crawl-header';
 import { SettingsPanel } from './settings-panel';
@@ -13,9 +14,12 @@ import { WarningsPanel } from './warnings-panel';
 type Tab = 'slots' | 'settings' | 'warnings';
 const warningCount = (s: CrawlLogStore) => s.warnings().length;
 
-export function CrawlPanel({ crawlId }: { crawlId: number }) {
-  const { stores, commands } = useApp();
+export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCrawl?: (crawlId: number) => void }) {
+  const app = useApp();
+  const { stores, commands } = app;
   const [tab, setTab] = useState<Tab>('slots');
+  // Space pauses/resumes this crawl; `/` brings up the slot table and focuses its filter.
+  useCrawlShortcuts(app, crawlId, () => setTab('slots'));
   // Creating the (empty) table store is idempotent; fetching its rows is the effect's job.
   const table = stores.slotTables.open(crawlId).table;
   const warnings = useStore(stores.crawlLogs.get(crawlId), warningCount);
@@ -28,7 +32,7 @@ export function CrawlPanel({ crawlId }: { crawlId: number }) {
   );
   return (
     <section className="panel crawl-panel" aria-label="Selected crawl" data-testid="crawl-panel" data-crawl={crawlId}>
-      <CrawlHeader crawlId={crawlId} onShowWarnings={() => setTab('warnings')} />
+      <CrawlHeader crawlId={crawlId} onShowWarnings={() => setTab('warnings')} onOpenCrawl={onOpenCrawl} />
       <div className="tabs" role="tablist" aria-label="Crawl views">
         {tabButton('slots', 'Slots')}
         {tabButton('settings', 'Settings')}

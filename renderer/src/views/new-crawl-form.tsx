@@ -1,5 +1,5 @@
-// The "New crawl" form: name, seeds (one URL a line, bad lines named by number before and after
-// Create), follow rules, a preset and extra settings checked with shared applySettings as typed.
+// The "New crawl" form: name, seeds (typed, or loaded from a file; bad lines named by number before
+// and after Create), follow rules, a preset and extra settings checked with shared applySettings as typed.
 
 import { useMemo, useState } from 'react';
 import type { AppError, SeedLineErrorWire } from '../../../shared/contract';
@@ -7,6 +7,10 @@ import { applySettings, PRESETS } from '../../../shared/settings';
 import { useApp } from './app-context';
 
 const SCOPES = ['host', 'domain', 'any', 'none'] as const;
+/** Bad seed lines listed under the box; the count says how many more. */
+const SHOWN_PROBLEMS = 50;
+/** The browser host's WebSocket takes messages up to 1 MiB; a seed file must fit in one, with room to spare. */
+const MAX_SEED_FILE_BYTES = 900_000;
 
 /** A seed line the form can already tell is not an http(s) URL: its 1-based number and why. */
 export interface SeedProblem {
@@ -61,7 +65,7 @@ interface Created {
 }
 
 export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpen: (crawlId: number) => void }) {
-  const { commands } = useApp();
+  const { commands, transport } = useApp();
   const [name, setName] = useState('');
   const [seeds, setSeeds] = useState('');
   const [scope, setScope] = useState<(typeof SCOPES)[number]>('host');
@@ -73,6 +77,27 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
   const [busy, setBusy] = useState(false);
   const [hostError, setHostError] = useState<AppError | null>(null);
   const [created, setCreated] = useState<Created | null>(null);
+
+  const [seedFile, setSeedFile] = useState<{ readonly text: string; readonly error: boolean } | null>(null);
+
+  /** Reads a seed file into the seeds box (its lines keep their numbers, so bad ones are named as in the file). */
+  const loadSeedFile = async (input: HTMLInputElement) => {
+    const file = input.files?.[0];
+    input.value = ''; // the same file can be chosen again after an edit
+    if (!file) return;
+    if (transport.kind === 'websocket' && file.size > MAX_SEED_FILE_BYTES) {
+      setSeedFile({ error: true, text: `${file.name} is ${(file.size / 1e6).toFixed(1)} MB: the browser host takes seed files up to ${MAX_SEED_FILE_BYTES / 1000} KB (use \`slotscope crawl --seeds FILE\` for larger lists).` });
+      return;
+    }
+    try {
+      const text = (await file.text()).replace(/\r\n?/g, '\n');
+      setSeeds(text);
+      const lines = text === '' ? 0 : text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+      setSeedFile({ error: false, text: `Loaded ${lines} line${lines === 1 ? '' : 's'} from ${file.name}` });
+    } catch (e) {
+      setSeedFile({ error: true, text: `Could not read ${file.name}: ${e instanceof Error ? e.message : String(e)}` });
+    }
+  };
 
   const preset = PRESETS.find((p) => p.id === presetId);
   const seedCheck = useMemo(() => checkSeedLines(seeds), [seeds]);
@@ -137,17 +162,30 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
             <textarea className="input mono" rows={7} value={seeds} spellCheck={false} onChange={(e) => setSeeds(e.target.value)}
               placeholder="https://example.org/" aria-invalid={seedCheck.problems.length > 0} />
           </label>
+          <div className="seed-file">
+            <label className="btn btn-small file-button">
+              Load seeds from a file…
+              <input type="file" className="visually-hidden" accept=".txt,.csv,.lst,.urls,text/plain" aria-label="Load seeds from a file"
+                data-testid="seed-file" onChange={(e) => void loadSeedFile(e.currentTarget)} />
+            </label>
+            {seedFile && (
+              <span className={seedFile.error ? 'field-error' : 'muted'} data-testid="seed-file-note">
+                {seedFile.text}
+              </span>
+            )}
+          </div>
           <div className="field-note" data-testid="seed-count">
             {seedCheck.good} valid seed{seedCheck.good === 1 ? '' : 's'}
             {seedCheck.problems.length > 0 && ` · ${seedCheck.problems.length} bad line${seedCheck.problems.length === 1 ? '' : 's'} (skipped)`}
           </div>
           {seedCheck.problems.length > 0 && (
             <ul className="field-error seed-problems" data-testid="seed-problems">
-              {seedCheck.problems.map((p) => (
+              {seedCheck.problems.slice(0, SHOWN_PROBLEMS).map((p) => (
                 <li key={p.line}>
                   line {p.line}: {p.text} ({p.message})
                 </li>
               ))}
+              {seedCheck.problems.length > SHOWN_PROBLEMS && <li>… and {seedCheck.problems.length - SHOWN_PROBLEMS} more bad lines</li>}
             </ul>
           )}
           <div className="field-row">

@@ -1,63 +1,47 @@
-// The live slot table of one crawl: per slot what it does, why it waits, how it answers, and a
-// pause/resume action; each row reads its own tuple from the store, so only changed rows re-render.
+// The live slot table of one crawl: per slot what it does, why it waits, how it answers; sorted by
+// any column, filtered by key and state, rows pinned on top, and a menu of slot controls per row.
 
-import { memo, useCallback, useState } from 'react';
-import type { SlotTuple } from '../../../shared/contract';
+import { useCallback, useEffect, useState } from 'react';
+import type { SlotState } from '../../../shared/contract';
 import type { CrawlStatus } from '../../../shared/types';
-import { Badge } from '../components/badge';
-import { CommandButton } from '../components/command-button';
+import { SHORTCUTS, SLOT_FILTER_ID } from '../keyboard';
 import type { CrawlsStore } from '../store/crawls-store';
-import { cell, type SlotColumn, type SlotSort, type SlotTableStore } from '../store/slot-table-store';
-import { sameItems, useStore } from '../store/use-store';
+import { SLOT_STATES, type SlotQuery, type SlotTableStore, type SlotTableView, type SlotViewResult } from '../store/slot-table-store';
+import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
-import { CAUSE_WORDS, DASH, formatCount, formatDelay, formatLatencyMs, formatStartIn } from './format';
-import { SLOT_STATE_TONE } from './tones';
+import { formatCount } from './format';
+import { RowActionsMenu } from './slot-table/row-actions-menu';
+import { SlotGrid } from './slot-table/slot-grid';
 
-interface Column {
-  readonly id: string;
-  readonly label: string;
-  /** What a click on the header sorts by; none for the action column. */
-  readonly sort?: SlotColumn;
-  /** First direction of a click: counts and delays start with the largest. */
-  readonly first?: 'asc' | 'desc';
-  readonly align: 'left' | 'num';
-  readonly title?: string;
-}
-
-const COLUMNS: readonly Column[] = [
-  { id: 'key', label: 'Slot', sort: 'key', first: 'asc', align: 'left', title: 'The download slot: a host, or a throttling scope' },
-  { id: 'state', label: 'State', sort: 'state', first: 'asc', align: 'left' },
-  { id: 'inflight', label: 'In flight', sort: 'inFlight', align: 'num', title: 'Requests in flight / concurrency allowed' },
-  { id: 'delay', label: 'Delay', sort: 'delay', align: 'left', title: 'Effective delay between request starts, and what sets it' },
-  { id: 'next', label: 'Next start', sort: 'nextStartInMs', first: 'asc', align: 'num', title: 'Time until the next queued request may start' },
-  { id: 'latency', label: 'Latency ms', sort: 'avgLatency', align: 'num', title: 'Last / average response latency, milliseconds' },
-  { id: 'requests', label: 'Requests', sort: 'requests', align: 'num' },
-  { id: 's2xx', label: '2xx', sort: 's2xx', align: 'num' },
-  { id: 's3xx', label: '3xx', sort: 's3xx', align: 'num' },
-  { id: 's4xx', label: '4xx', sort: 's4xx', align: 'num', title: '4xx responses, 429 included' },
-  { id: 's5xx', label: '5xx', sort: 's5xx', align: 'num' },
-  { id: 's429', label: '429', sort: 's429', align: 'num', title: 'Too Many Requests' },
-  { id: 'backoff', label: 'Backoff', sort: 'backoffLevel', align: 'num', title: 'Backoff level (0: none)' },
-  { id: 'queued', label: 'Queued', sort: 'queued', align: 'num' },
-  { id: 'action', label: '', align: 'left' },
-];
-
-const DEFAULT_SORT: SlotSort = { column: 'key', direction: 'asc' };
 const LIVE: ReadonlySet<CrawlStatus> = new Set(['running', 'paused']);
 
-export function SlotTable({ table, crawlId }: { table: SlotTableStore; crawlId: number }) {
+export interface SlotTableProps {
+  readonly table: SlotTableStore;
+  readonly crawlId: number;
+  /** Opens a slot's history; without it, "Open history" says the view comes in a later version. */
+  readonly onOpenHistory?: (slotKey: string) => void;
+}
+
+const hasRows = (t: SlotTableStore) => t.hasData();
+
+export function SlotTable({ table, crawlId, onOpenHistory }: SlotTableProps) {
   const { stores } = useApp();
-  const [sort, setSort] = useState<SlotSort>(DEFAULT_SORT);
-  const keys = useStore(table, useCallback((t: SlotTableStore) => t.sortedKeys(sort), [sort]), sameItems);
   const hasData = useStore(table, hasRows);
   const status = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId)?.status, [crawlId]));
   const live = status !== undefined && LIVE.has(status);
+  const [menu, setMenu] = useState<{ readonly key: string; readonly anchor: HTMLElement } | null>(null);
+  const [note, setNote] = useState<string | null>(null);
 
-  const onSort = (c: Column) => {
-    if (!c.sort) return;
-    const column = c.sort;
-    setSort((s) => (s.column === column ? { column, direction: s.direction === 'asc' ? 'desc' : 'asc' } : { column, direction: c.first ?? 'desc' }));
-  };
+  const onMenu = useCallback((key: string, anchor: HTMLElement) => setMenu((m) => (m?.key === key ? null : { key, anchor })), []);
+  const closeMenu = useCallback(() => setMenu(null), []);
+  const onScrolled = useCallback(() => setMenu((m) => (m === null ? m : null)), []);
+
+  // A note goes away by itself after a while.
+  useEffect(() => {
+    if (note === null) return;
+    const t = setTimeout(() => setNote(null), 12_000);
+    return () => clearTimeout(t);
+  }, [note]);
 
   if (!hasData) {
     return (
@@ -73,129 +57,89 @@ export function SlotTable({ table, crawlId }: { table: SlotTableStore; crawlId: 
 
   return (
     <div className="slot-table-wrap">
-      <div className="slot-table-caption">
-        <h3>Slots</h3>
-        <span className="muted">
-          {keys.length} {keys.length === 1 ? 'slot' : 'slots'}
-          {live ? '' : ' · final figures'}
-        </span>
-      </div>
-      <div className="table-scroll">
-        <table className="grid slot-table" data-testid="slot-table">
-          <thead>
-            <tr>
-              {COLUMNS.map((c) => {
-                const active = c.sort !== undefined && c.sort === sort.column;
-                return (
-                  <th
-                    key={c.id}
-                    className={`${c.align} col-${c.id}`}
-                    title={c.title}
-                    aria-sort={active ? (sort.direction === 'asc' ? 'ascending' : 'descending') : undefined}
-                  >
-                    {c.sort ? (
-                      <button type="button" className={`sort${active ? ' active' : ''}`} onClick={() => onSort(c)} data-sort={c.id}>
-                        {c.label}
-                        {active && (
-                          <span className="sort-arrow" aria-hidden="true">
-                            {sort.direction === 'asc' ? '▲' : '▼'}
-                          </span>
-                        )}
-                      </button>
-                    ) : (
-                      <span className="visually-hidden">Actions</span>
-                    )}
-                  </th>
-                );
-              })}
-            </tr>
-          </thead>
-          <tbody>
-            {keys.map((k) => (
-              <SlotRow key={k} table={table} slotKey={k} crawlId={crawlId} live={live} />
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <SlotToolbar view={table.view()} live={live} />
+      {note && (
+        <div className="slot-note" role="status" data-testid="slot-note">
+          <span>{note}</span>
+          <button type="button" className="btn btn-small" onClick={() => setNote(null)}>
+            OK
+          </button>
+        </div>
+      )}
+      <SlotGrid table={table} crawlId={crawlId} live={live} menuKey={menu?.key ?? null} onMenu={onMenu} onScrolled={onScrolled} />
+      {menu && (
+        <RowActionsMenu key={menu.key} table={table} crawlId={crawlId} slotKey={menu.key} anchor={menu.anchor} live={live}
+          onClose={closeMenu} onOpenHistory={onOpenHistory} onNote={setNote} />
+      )}
     </div>
   );
 }
 
-const hasRows = (t: SlotTableStore) => t.hasData();
+const resultOf = (v: SlotTableView): SlotViewResult => v.result();
+const queryOf = (v: SlotTableView): SlotQuery => v.current();
 
-const SlotRow = memo(function SlotRow({ table, slotKey, crawlId, live }: { table: SlotTableStore; slotKey: string; crawlId: number; live: boolean }) {
-  const row = useStore(table, useCallback((t: SlotTableStore) => t.row(slotKey), [slotKey]));
-  if (!row) return null;
-  return <SlotCells row={row} crawlId={crawlId} live={live} />;
-});
+const STATE_TITLES: Readonly<Record<SlotState, string>> = {
+  active: 'Requests in flight',
+  waiting: 'Requests queued, waiting for the delay',
+  backoff: 'Slowed down after errors',
+  paused: 'Paused by hand',
+  blocked: 'Blocked by Retry-After',
+  idle: 'Nothing queued',
+};
 
-function SlotCells({ row, crawlId, live }: { row: SlotTuple; crawlId: number; live: boolean }) {
-  const { commands } = useApp();
-  const key = cell(row, 'key');
-  const state = cell(row, 'state');
-  const cause = cell(row, 'cause');
-  const delay = cell(row, 'delay');
-  const pinned = cell(row, 'pinDelay') !== null || cell(row, 'pinConcurrency') !== null;
-  const paused = state === 'paused';
-  const s429 = cell(row, 's429');
-  const s5xx = cell(row, 's5xx');
-  const backoff = cell(row, 'backoffLevel');
-  const target = cell(row, 'target');
+function SlotToolbar({ view, live }: { view: SlotTableView; live: boolean }) {
+  const result = useStore(view, resultOf);
+  const query = useStore(view, queryOf);
+  const shown = result.keys.length;
+  const filtered = query.text.trim() !== '' || query.states.size > 0;
+
+  const toggleState = (s: SlotState) => {
+    const next = new Set(query.states);
+    if (!next.delete(s)) next.add(s);
+    view.setStates(next);
+  };
+
   return (
-    <tr data-slot={key} data-state={state}>
-      <td className="left slot-key" title={key}>
-        {key}
-        {pinned && <span className="pin" title="Delay or concurrency pinned by hand"> pinned</span>}
-      </td>
-      <td className="left" data-col="state">
-        <Badge tone={SLOT_STATE_TONE[state]}>{state}</Badge>
-      </td>
-      <td className="num" data-col="inflight" title={target === null ? undefined : `AutoThrottle target concurrency ${target}`}>
-        {cell(row, 'inFlight')} / {cell(row, 'concurrency')}
-      </td>
-      <td className={`left delay cause-${cause}`} data-col="delay" title={`${delay.toFixed(3)} s, set by ${CAUSE_WORDS[cause]}`}>
-        {formatDelay(delay, cause, state)}
-      </td>
-      <td className="num" data-col="next">
-        {paused ? DASH : formatStartIn(cell(row, 'nextStartInMs'))}
-      </td>
-      <td className="num" data-col="latency">
-        {formatLatencyMs(cell(row, 'lastLatency'))} <span className="muted">/ {formatLatencyMs(cell(row, 'avgLatency'))}</span>
-      </td>
-      <td className="num strong" data-col="requests">
-        {formatCount(cell(row, 'requests'))}
-      </td>
-      <td className="num" data-col="s2xx">
-        {formatCount(cell(row, 's2xx'))}
-      </td>
-      <td className="num" data-col="s3xx">
-        {formatCount(cell(row, 's3xx'))}
-      </td>
-      <td className="num" data-col="s4xx">
-        {formatCount(cell(row, 's4xx'))}
-      </td>
-      <td className={`num${s5xx > 0 ? ' bad-text' : ''}`} data-col="s5xx">
-        {formatCount(s5xx)}
-      </td>
-      <td className={`num${s429 > 0 ? ' warn-text' : ''}`} data-col="s429">
-        {formatCount(s429)}
-      </td>
-      <td className={`num${backoff > 0 ? ' warn-text' : ''}`} data-col="backoff">
-        {backoff}
-      </td>
-      <td className="num" data-col="queued">
-        {formatCount(cell(row, 'queued'))}
-      </td>
-      <td className="left action">
-        <CommandButton
-          variant="small"
-          disabled={!live}
-          label={`${paused ? 'Resume' : 'Pause'} slot ${key}`}
-          onRun={() => commands.slot(paused ? 'resume' : 'pause', crawlId, key)}
-        >
-          {paused ? 'Resume' : 'Pause'}
-        </CommandButton>
-      </td>
-    </tr>
+    <div className="slot-toolbar">
+      <h3>Slots</h3>
+      <span className="muted slot-count" data-testid="slot-count">
+        {filtered ? `${formatCount(shown)} of ${formatCount(result.total)}` : formatCount(result.total)} {result.total === 1 ? 'slot' : 'slots'}
+        {result.pinnedShown > 0 && ` · ${result.pinnedShown} pinned`}
+        {result.pinnedHidden > 0 && ` · ${result.pinnedHidden} pinned hidden by the filter`}
+        {live ? '' : ' · final figures'}
+      </span>
+      <div className="slot-filter">
+        <input id={SLOT_FILTER_ID} type="search" className="input" placeholder="Filter by slot key" aria-label="Filter slots by key"
+          aria-keyshortcuts={SHORTCUTS.focusFilter.aria} title="Filter slots by key (press / to get here)" spellCheck={false} autoComplete="off"
+          value={query.text} onChange={(e) => view.setText(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') {
+              view.setText('');
+              e.currentTarget.blur();
+            }
+          }} />
+        <kbd className="kbd-hint" aria-hidden="true">/</kbd>
+      </div>
+      <div className="state-filter" role="group" aria-label="Show slots in these states">
+        {SLOT_STATES.map((s) => {
+          const on = query.states.has(s);
+          return (
+            <button key={s} type="button" className={`chip chip-${s}${on ? ' on' : ''}`} aria-pressed={on} data-state-filter={s}
+              title={`${STATE_TITLES[s]}: ${on ? 'click to stop filtering on it' : 'click to show only these (with any others chosen)'}`}
+              onClick={() => toggleState(s)}>
+              {s === 'blocked' ? 'blocked' : s} <span className="chip-count">{formatCount(result.stateCounts[s])}</span>
+            </button>
+          );
+        })}
+        {filtered && (
+          <button type="button" className="btn btn-small" onClick={() => {
+            view.setText('');
+            view.setStates(new Set());
+          }}>
+            Clear filters
+          </button>
+        )}
+      </div>
+    </div>
   );
 }
