@@ -14,6 +14,8 @@ import { parseScenario, ScenarioError } from './core/testsite/scenario';
 import { defaultDatabaseFile } from './core/store/data-dir';
 import { APP_VERSION, PRESETS } from '../shared/settings';
 import { runBrowserMode } from './browser-mode';
+import { EXPORT_USAGE, runExportCommand } from './core/store/export/cli-export';
+import { IMPORT_USAGE, runImportCommand } from './core/store/import/cli-import';
 import { EXIT_NATIVE_MODULE, findElectronBinary, hasDisplay, runElectron } from './electron-binary';
 import { fileURLToPath } from 'node:url';
 
@@ -36,6 +38,8 @@ Usage:
   slotscope start
       What \`npm start\` runs: the desktop app where the Electron binary exists; otherwise serve on the default
       database with the built-in test site as a demo, opening a browser.
+${EXPORT_USAGE}
+${IMPORT_USAGE}
 
 Exit codes: 0 ok, 1 failure, 2 invalid input.`;
 
@@ -253,6 +257,10 @@ async function main(argv: string[]): Promise<number> {
       return cmdDemo(rest);
     case 'serve':
       return cmdServe(rest, { demo: false, open: false });
+    case 'export':
+      return runExportCommand(rest, process);
+    case 'import':
+      return runImportCommand(rest, process);
     case 'start':
       return cmdStart(rest);
     case '--version':

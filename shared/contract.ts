@@ -150,7 +150,36 @@ export interface AppRequests {
   'log.events': { params: CrawlRef & { readonly kind?: EventRecord['kind']; readonly slot?: string; readonly limit?: number }; result: readonly EventRecord[] };
   /** Settings and slot changes, oldest first. */
   'log.changes': { params: CrawlRef & { readonly slot?: string }; result: readonly ChangeRecord[] };
+  /**
+   * Writes a crawl's responses to a file on the host, streaming (README "Exports and import"):
+   * `slot` keeps one slot, `from`/`to` (epoch ms, `to` exclusive) a time range. `path` is absolute
+   * and ends with the format's extension (EXPORT_EXTENSIONS; Electron's save dialog supplies it);
+   * an existing file is replaced only once the export is complete. Without `path` the file goes
+   * to an `exports` folder beside the database. `exportId` (client-chosen, else generated) tags the
+   * 'history.exportProgress' events and comes back in the result.
+   */
+  'history.export': {
+    params: {
+      readonly crawlId: number; readonly slot?: string; readonly from?: number; readonly to?: number;
+      readonly format: ExportFormat; readonly path?: string; readonly exportId?: string;
+    };
+    result: { readonly exportId: string; readonly path: string; readonly rows: number; readonly bytes: number };
+  };
 }
+
+/** Formats of a history export: Scrapy's AUTOTHROTTLE_DEBUG log text, JSON Lines, CSV (RFC 4180), HAR 1.2. */
+export type ExportFormat = 'scrapy-debug' | 'jsonl' | 'csv' | 'har';
+
+/** Every export format, in the order the CLI and the GUI list them. */
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['scrapy-debug', 'jsonl', 'csv', 'har'];
+
+/** The file extensions a 'history.export' path may end with, per format (the first is the default). */
+export const EXPORT_EXTENSIONS: Readonly<Record<ExportFormat, readonly string[]>> = {
+  'scrapy-debug': ['.log', '.txt'],
+  jsonl: ['.jsonl', '.ndjson'],
+  csv: ['.csv'],
+  har: ['.har', '.json'],
+};
 
 export type Method = keyof AppRequests;
 export type Params<M extends Method> = AppRequests[M]['params'];
@@ -168,6 +197,8 @@ export interface AppEvents {
   'settings.changed': { readonly crawlId: number; readonly changes: readonly ChangeRecord[] };
   /** The crawl list changed (created, deleted). */
   'crawls.changed': { readonly crawls: readonly CrawlInfo[] };
+  /** Progress of a 'history.export': rows written so far, of about `total` (the scrapy-debug format skips failed downloads). */
+  'history.exportProgress': { readonly exportId: string; readonly rows: number; readonly total: number };
   /** A command of the desktop app's menu for the renderer to carry out (sent by the Electron host only, never by the core). */
   'app.command': { readonly command: AppCommand };
 }
@@ -189,8 +220,8 @@ export const METHODS: readonly Method[] = [
   'crawls.list', 'crawls.create', 'crawls.duplicate', 'crawls.start', 'crawls.pause', 'crawls.resume', 'crawls.stop',
   'crawls.delete', 'crawls.stats', 'settings.schema', 'settings.get', 'settings.update', 'slots.pause', 'slots.resume',
   'slots.pinDelay', 'slots.pinConcurrency', 'slots.clearPins', 'slots.resetBackoff', 'slots.snapshot', 'slots.history',
-  'log.events', 'log.changes',
+  'log.events', 'log.changes', 'history.export',
 ];
 
 /** Every event name: the Electron preload's subscription allowlist. */
-export const EVENTS: readonly EventName[] = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed', 'app.command'];
+export const EVENTS: readonly EventName[] = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed', 'app.command', 'history.exportProgress'];

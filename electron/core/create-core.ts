@@ -8,12 +8,15 @@ import {
   type Params, type Reply, type Result, type SlotTuple,
 } from '../../shared/contract';
 import { applySettings, SETTINGS_SCHEMA, type Settings } from '../../shared/settings';
+import type { Writable } from 'node:stream';
 import type { CrawlStatus } from '../../shared/types';
 import { parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
 import { Crawler, type CrawlStats } from './engine/crawler';
 import type { SavedCrawl } from './engine/resume';
 import { CrawlPersistence, loadForResume, RESUMABLE } from './crawl-persistence';
 import { openHistoryWriter } from './store/history-writer';
+import { createExporter } from './store/export/exporter';
+import { ExportError, type ExportProgress, type ExportQuery, type ExportResult } from './store/export/index';
 import { openHistoryReader } from './store/queries';
 import { SlotRowDiff, slotTuple } from './slot-rows';
 import { validateParams, Invalid } from './dispatch';
@@ -30,6 +33,11 @@ export interface CoreOptions {
 export interface Core extends Dispatcher {
   readonly db: string;
   /** Pauses running crawls, flushes the history and closes the database. */
+  /**
+   * Streams a crawl's responses to `out` in an export format (the browser download route), after
+   * flushing the history; `out` is ended when done. Throws ExportError for a bad query.
+   */
+  exportHistory(q: ExportQuery, out: Writable, onProgress?: (p: ExportProgress) => void): Promise<ExportResult>;
   close(): Promise<void>;
 }
 
@@ -55,6 +63,7 @@ const fail = (code: AppError['code'], message: string, field?: string): never =>
 export async function createCore(o: CoreOptions): Promise<Core> {
   const writer = await openHistoryWriter(o.db);
   const reader = openHistoryReader(o.db);
+  const exporter = createExporter({ db: o.db, flush: () => writer.flush() });
   const listeners = new Set<Listener>();
   const running = new Map<number, Live>();
   /** Crawls that ended since the last tick: their final rows go out with the next one. */
@@ -344,6 +353,10 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       await writer.flush();
       return reader.changes(p.id, { slot: p.slot });
     },
+    'history.export': (p) => {
+      if (!reader.getCrawl(p.crawlId)) fail('not-found', `crawl ${p.crawlId} does not exist`, 'crawlId');
+      return exporter.toFile(p, (e) => emit('history.exportProgress', e));
+    },
   };
 
   async function dispatch(method: string, params: unknown): Promise<Reply> {
@@ -357,6 +370,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     } catch (e) {
       if (e instanceof CoreError) return { ok: false, error: e.error };
       if (e instanceof Invalid) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
+      if (e instanceof ExportError) return { ok: false, error: { code: e.code, message: e.message, field: e.field } };
       return { ok: false, error: { code: 'internal', message: `${method} failed: ${(e as Error)?.message ?? String(e)}` } };
     }
   }
@@ -364,6 +378,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
   return {
     db: o.db,
     dispatch,
+    exportHistory: (q, out, onProgress) => exporter.toStream(q, out, onProgress),
     subscribe(listener) {
       listeners.add(listener as Listener);
       return () => listeners.delete(listener as Listener);
@@ -382,6 +397,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
         l.persist.close();
       }));
       running.clear();
+      await exporter.close();
       listeners.clear();
       reader.close();
       await writer.close();

@@ -1,7 +1,8 @@
 // Validates every request's params at the trust boundary (ARCHITECTURE: host), so handlers see
 // well-typed values and a bad request gets an error naming the field, the value and what is allowed.
 
-import type { Method, Params } from '../../shared/contract';
+import { isAbsolute } from 'node:path';
+import { EXPORT_EXTENSIONS, EXPORT_FORMATS, type ExportFormat, type Method, type Params } from '../../shared/contract';
 
 export class Invalid extends Error {
   constructor(readonly field: string, message: string) {
@@ -97,6 +98,23 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
     limit: optional<number>(p, 'limit', (v) => Number.isInteger(v) && (v as number) >= 1, 'a whole number >= 1'),
   }),
   'log.changes': (p) => ({ id: id(p), slot: optional<string>(p, 'slot', (v) => typeof v === 'string' && v !== '', 'a slot key') }),
+  'history.export': (p) => {
+    const crawlId = p.crawlId;
+    if (typeof crawlId !== 'number' || !Number.isInteger(crawlId) || crawlId < 1) bad('crawlId', crawlId, 'a crawl id, a whole number >= 1');
+    const format = p.format as ExportFormat;
+    if (!EXPORT_FORMATS.includes(format)) bad('format', format, EXPORT_FORMATS.join(', '));
+    const from = optional<number>(p, 'from', isTime, 'a time in epoch ms');
+    const to = optional<number>(p, 'to', isTime, 'a time in epoch ms');
+    if (from !== undefined && to !== undefined && from >= to) bad('to', to, `a time after from (${from}); the range is [from, to)`);
+    const exts = EXPORT_EXTENSIONS[format];
+    const path = optional<string>(p, 'path', (v) => typeof v === 'string' && v.length <= 4096 && !v.includes('\0') && isAbsolute(v)
+      && exts.some((e) => v.toLowerCase().endsWith(e)), `an absolute file path ending with ${exts.join(' or ')}`);
+    return {
+      crawlId: crawlId as number, format, from, to, path,
+      slot: optional<string>(p, 'slot', (v) => typeof v === 'string' && v !== '' && v.length <= 2048, 'a slot key'),
+      exportId: optional<string>(p, 'exportId', (v) => typeof v === 'string' && /^[\w.-]{1,64}$/.test(v), '1 to 64 letters, digits, _, . or -'),
+    };
+  },
 };
 
 /** The params of `method`, checked; throws Invalid naming the field. */

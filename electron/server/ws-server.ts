@@ -10,6 +10,7 @@ import {
   allowedHostHeaders, allowedOriginSet, checkRequest, createToken, isLoopbackHost, isWildcardHost, securityHeaders,
   tokenCookie, urlHost, type GatePolicy,
 } from './security';
+import { EXPORT_PATH, handleExport, isHistoryExporter, type HistoryExporter } from './export-route';
 import { notBuiltPage, resolveStatic, sendFile } from './static-files';
 import { startSession } from './ws-session';
 
@@ -32,6 +33,8 @@ export interface ServerOptions {
   readonly backpressureBytes?: number;
   /** Where the server's lines go; default stderr. */
   readonly log?: (line: string) => void;
+  /** Serves GET /export downloads (export-route.ts); default: the dispatcher when it has exportHistory (the core does). */
+  readonly exporter?: HistoryExporter;
 }
 
 export interface RunningServer {
@@ -73,6 +76,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const maxPayload = o.maxPayload ?? 1024 * 1024;
   const backpressureBytes = o.backpressureBytes ?? 8 * 1024 * 1024;
   const log = o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  const exporter = o.exporter ?? (isHistoryExporter(o.dispatcher) ? o.dispatcher : undefined);
 
   let policy: GatePolicy | null = null;
   let defaultHost = '127.0.0.1';
@@ -113,6 +117,10 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       sendText(res, 405, { ...headers, Allow: 'GET, HEAD' }, 'Only GET and HEAD.', req.method);
+      return;
+    }
+    if (rawPath === EXPORT_PATH && exporter) {
+      await handleExport(req, res, query, exporter, headers, log);
       return;
     }
     if (rawPath === WS_PATH) {

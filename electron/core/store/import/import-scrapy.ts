@@ -1,0 +1,330 @@
+// Imports a Scrapy log written with AUTOTHROTTLE_DEBUG as a finished crawl: one response row per
+// debug line (status and URL from the line Scrapy writes next, when the log has it), the delay changes,
+// the debug lines and the log's warnings, all through the history writer. Unreadable lines are counted.
+import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
+import { basename } from 'node:path';
+import { createInterface } from 'node:readline';
+import { applySettings, DEFAULT_SETTINGS, settingSpec, type Settings } from '../../../../shared/settings';
+import type { EventRecord, ResponseRecord } from '../../../../shared/types';
+import { openHistoryWriter, type HistoryWriter, type HistoryWriterOptions } from '../history-writer';
+import type { TimeZoneSpec } from '../export/wall-time';
+import { bracketsBalanced, parseLogLine, parsePythonLiteral, parseResponseMessage, type DebugFields } from './scrapy-log';
+
+export interface ImportOptions {
+  /** The crawl's name; default `Scrapy log <file name>`. */
+  readonly name?: string;
+  /** Time zone of timestamps without an offset; default this machine's. */
+  readonly tz?: TimeZoneSpec;
+  /** Called about every 100 ms with the bytes read so far and the file's size. */
+  readonly onProgress?: (p: { readonly bytes: number; readonly size: number; readonly lines: number }) => void;
+  readonly writer?: HistoryWriterOptions;
+}
+
+/** A line that could not be read, with why. */
+export interface UnreadableLine {
+  readonly line: number;
+  readonly reason: string;
+  /** The line, cut to 200 characters. */
+  readonly text: string;
+}
+
+export interface ImportReport {
+  /** The crawl created; null when the log had no debug line (nothing was written). */
+  readonly crawlId: number | null;
+  readonly name: string;
+  readonly lines: number;
+  /** Debug lines imported (one response row each). */
+  readonly debugLines: number;
+  /** Of those, how many got a status and URL from a Crawled/Redirecting/Retrying line. */
+  readonly withStatus: number;
+  readonly slots: number;
+  readonly unreadable: number;
+  /** The first 10 unreadable lines. */
+  readonly firstUnreadable: readonly UnreadableLine[];
+  readonly scrapyVersion: string | null;
+  /** Scrapy settings of the log's "Overridden settings" applied to the crawl's settings, and those left out. */
+  readonly settingsApplied: readonly string[];
+  readonly settingsIgnored: readonly string[];
+  readonly startedAt: number | null;
+  readonly finishedAt: number | null;
+}
+
+/** A debug line waiting (a few seconds at most) for the line that gives its status and URL. */
+interface Pending {
+  readonly t: number;
+  readonly f: DebugFields;
+  readonly message: string;
+  status: number | null;
+  method: string;
+  url: string;
+  paired: boolean;
+}
+
+/** How long (log time) and how many lines a debug line waits for its Crawled line. */
+const PAIR_WINDOW_MS = 10_000;
+const PAIR_MAX_PENDING = 5000;
+const WRITER_BACKLOG = 20_000;
+const FIRST_UNREADABLE = 10;
+
+/** Host of a URL as Scrapy keys slots: lower-cased, no port, IPv6 without brackets. */
+function hostOf(url: string): string | null {
+  try {
+    return new URL(url).hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The value a printed number most likely stood for: `%d` truncates toward zero, so `120` was in
+ * [120, 121): its middle, 120.5 (-120 → -120.5); `0` of a diff means no change. `%.0f` rounds: the number itself.
+ */
+function printedValue(n: number, f: DebugFields, isDiff = false): number {
+  if (f.numbers === 'rounded' || (isDiff && n === 0)) return n;
+  return n >= 0 ? n + 0.5 : n - 0.5;
+}
+
+/** The response row, change and event of one debug line. */
+function toRecords(p: Pending): { response: ResponseRecord; changed: boolean; event: EventRecord } {
+  const f = p.f;
+  const after = printedValue(f.delayMs, f) / 1000;
+  const before = after - printedValue(f.diffMs, f, true) / 1000;
+  const latency = printedValue(f.latencyMs, f) / 1000;
+  return {
+    response: {
+      t: p.t,
+      startedAt: p.t - latency * 1000,
+      waitMs: 0,
+      slot: f.slot,
+      url: p.url,
+      method: p.method,
+      status: p.status,
+      latency,
+      downloadTime: null,
+      bytes: f.size,
+      inFlight: f.conc ?? 0,
+      delayBefore: before,
+      delayAfter: after,
+      delayCause: 'autothrottle',
+      backoffLevel: 0,
+      reused: null,
+      errorKind: null,
+      errorMessage: null,
+      depth: 0,
+      contentType: null,
+    },
+    changed: f.diffMs !== 0,
+    event: { t: p.t, slot: f.slot, kind: 'debug', code: 'autothrottle', text: p.message },
+  };
+}
+
+/**
+ * Reads `file` line by line (constant memory) and records it as one finished crawl in `dbFile`.
+ * Throws only when the log cannot be read or the database cannot be opened or written; lines it
+ * cannot read are counted in the report.
+ */
+export async function importScrapyLog(file: string, dbFile: string, o: ImportOptions = {}): Promise<ImportReport> {
+  const size = (await stat(file)).size;
+  const tz = o.tz ?? 'local';
+  const name = o.name ?? `Scrapy log ${basename(file)}`;
+  const writer: HistoryWriter = await openHistoryWriter(dbFile, o.writer);
+  let writeError: Error | undefined;
+  writer.on('error', (e: Error) => {
+    writeError ??= e;
+  });
+
+  let crawlId: number | null = null;
+  let lineNo = 0;
+  let lastTime: number | null = null;
+  let firstTime: number | null = null;
+  let openedAt: number | null = null;
+  let closedAt: number | null = null;
+  let finishReason: string | null = null;
+  let scrapyVersion: string | null = null;
+  let debugLines = 0;
+  let withStatus = 0;
+  let unreadable = 0;
+  const firstUnreadable: UnreadableLine[] = [];
+  const slots = new Set<string>();
+  let settings: Settings = { ...DEFAULT_SETTINGS, AUTOTHROTTLE_ENABLED: true, AUTOTHROTTLE_DEBUG: true };
+  const settingsApplied: string[] = [];
+  const settingsIgnored: string[] = [];
+  let settingsText: string | null = null;
+  /** Warnings and errors seen before the crawl row exists (bounded). */
+  const earlyEvents: EventRecord[] = [];
+
+  const pending: Pending[] = [];
+  const unpaired = new Map<string, Pending[]>();
+
+  const bad = (reason: string, text: string) => {
+    unreadable++;
+    if (firstUnreadable.length < FIRST_UNREADABLE) firstUnreadable.push({ line: lineNo, reason, text: text.length > 200 ? `${text.slice(0, 197)}...` : text });
+  };
+
+  const applyOverridden = (text: string) => {
+    const dict = parsePythonLiteral(text.trim());
+    if (typeof dict !== 'object' || dict === null || Array.isArray(dict)) return;
+    for (const [k, v] of Object.entries(dict as Record<string, unknown>)) {
+      if (!settingSpec(k)) {
+        settingsIgnored.push(k);
+        continue;
+      }
+      const r = applySettings({ [k]: v }, settings);
+      if (r.ok) {
+        settings = r.settings;
+        settingsApplied.push(k);
+      } else settingsIgnored.push(k);
+    }
+  };
+
+  const ensureCrawl = async (first: Pending) => {
+    if (crawlId !== null) return crawlId;
+    const seed = first.url !== '' ? first.url : `http://${first.f.slot}/`;
+    const config = { name, seeds: [seed], follow: { scope: 'none' } };
+    crawlId = await writer.createCrawl(name, config, settings, firstTime ?? first.t);
+    for (const e of earlyEvents.splice(0)) writer.recordEvent(crawlId, e);
+    return crawlId;
+  };
+
+  const emit = async (p: Pending) => {
+    const id = await ensureCrawl(p);
+    const { response, changed, event } = toRecords(p);
+    writer.recordResponse(id, response);
+    if (changed) {
+      writer.recordChange(id, { t: p.t, slot: p.f.slot, setting: 'delay', source: 'autothrottle', oldValue: response.delayBefore, newValue: response.delayAfter });
+    }
+    writer.recordEvent(id, event);
+    debugLines++;
+    if (p.status !== null) withStatus++;
+    slots.add(p.f.slot);
+    if (writer.backlog > WRITER_BACKLOG) await writer.flush();
+  };
+
+  /** Writes the oldest debug lines that are paired, or waited long enough (everything at the end). */
+  const drain = async (now: number | null, all: boolean) => {
+    while (pending.length > 0) {
+      const head = pending[0];
+      if (!head.paired && !all && pending.length <= PAIR_MAX_PENDING && (now === null || now - head.t <= PAIR_WINDOW_MS)) return;
+      pending.shift();
+      if (!head.paired) unpaired.get(head.f.slot)?.shift();
+      await emit(head);
+    }
+  };
+
+  const input = createReadStream(file, { encoding: 'utf8' });
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  let lastProgress = 0;
+  try {
+    for await (const raw of lines) {
+      lineNo++;
+      const line = lineNo === 1 ? raw.replace(/^\uFEFF/, '') : raw;
+      const l = parseLogLine(line, tz);
+      if (settingsText !== null) {
+        // The "Overridden settings:" dict goes on over the lines that start no record of their own.
+        if (l.kind === 'other') {
+          settingsText += `\n${line}`;
+          if (bracketsBalanced(settingsText)) {
+            applyOverridden(settingsText);
+            settingsText = null;
+          }
+          continue;
+        }
+        applyOverridden(settingsText);
+        settingsText = null;
+      }
+      switch (l.kind) {
+        case 'debug': {
+          const t: number | null = l.time ?? lastTime;
+          if (t === null) {
+            bad('no timestamp on this line or any line before it', line);
+            break;
+          }
+          lastTime = t;
+          firstTime ??= t;
+          const p: Pending = { t, f: l.fields, message: l.message, status: null, method: '', url: '', paired: false };
+          pending.push(p);
+          let q = unpaired.get(l.fields.slot);
+          if (!q) unpaired.set(l.fields.slot, (q = []));
+          q.push(p);
+          break;
+        }
+        case 'unreadable':
+          if (l.time !== null) lastTime = l.time;
+          bad(l.reason, line);
+          break;
+        case 'record': {
+          if (l.time !== null) {
+            lastTime = l.time;
+            firstTime ??= l.time;
+          }
+          const m = l.message;
+          const resp = parseResponseMessage(m);
+          if (resp) {
+            const host = resp.cached ? null : hostOf(resp.url);
+            const q = host === null ? undefined : unpaired.get(host);
+            const p = q?.shift();
+            if (p) {
+              p.status = resp.status;
+              p.method = resp.method;
+              p.url = resp.url;
+              p.paired = true;
+            }
+          } else if (m.startsWith('Overridden settings:')) {
+            const rest = m.slice('Overridden settings:'.length);
+            if (rest.trim() !== '' && bracketsBalanced(rest)) applyOverridden(rest);
+            else settingsText = rest;
+          } else if (m === 'Spider opened') {
+            openedAt ??= l.time;
+          } else if (m.startsWith('Spider closed (')) {
+            closedAt = l.time ?? lastTime;
+            finishReason = /^Spider closed \((.*)\)$/.exec(m)?.[1] ?? null;
+          } else if (scrapyVersion === null && /^Scrapy \S+ started/.test(m)) {
+            scrapyVersion = /^Scrapy (\S+) started/.exec(m)![1];
+          } else if ((l.level === 'WARNING' || l.level === 'ERROR' || l.level === 'CRITICAL') && lastTime !== null) {
+            const e: EventRecord = {
+              t: l.time ?? lastTime, slot: null, kind: l.level === 'WARNING' ? 'warning' : 'error', code: 'scrapy-log',
+              text: `${l.logger ? `[${l.logger}] ` : ''}${m.length > 2000 ? `${m.slice(0, 1997)}...` : m}`,
+            };
+            if (crawlId !== null) writer.recordEvent(crawlId, e);
+            else if (earlyEvents.length < 1000) earlyEvents.push(e);
+          }
+          break;
+        }
+        case 'other':
+          break;
+      }
+      await drain(lastTime, false);
+      if (writeError) throw writeError;
+      if (o.onProgress) {
+        const now = Date.now();
+        if (now - lastProgress >= 100) {
+          lastProgress = now;
+          o.onProgress({ bytes: input.bytesRead, size, lines: lineNo });
+        }
+      }
+    }
+    if (settingsText !== null) applyOverridden(settingsText);
+    await drain(lastTime, true);
+    if (crawlId !== null) {
+      const startedAt = openedAt ?? firstTime;
+      const finishedAt = closedAt ?? lastTime;
+      const summary = {
+        crawl_id: crawlId, requests: debugLines, responses: withStatus, failures: 0, slots: slots.size,
+        seconds: startedAt !== null && finishedAt !== null ? Math.max(0, (finishedAt - startedAt) / 1000) : 0,
+        imported_from: { kind: 'scrapy-log', file: basename(file), scrapy_version: scrapyVersion, finish_reason: finishReason, lines: lineNo, unreadable_lines: unreadable },
+      };
+      writer.updateCrawl(crawlId, { status: 'finished', startedAt, finishedAt, summary, settings });
+    }
+    await writer.flush();
+    o.onProgress?.({ bytes: size, size, lines: lineNo });
+    return {
+      crawlId, name, lines: lineNo, debugLines, withStatus, slots: slots.size, unreadable, firstUnreadable, scrapyVersion,
+      settingsApplied, settingsIgnored, startedAt: openedAt ?? firstTime, finishedAt: closedAt ?? lastTime,
+    };
+  } finally {
+    lines.close();
+    input.destroy();
+    await writer.close().catch(() => undefined);
+  }
+}
