@@ -15,6 +15,7 @@ import { defaultDatabaseFile } from './core/store/data-dir';
 import { APP_VERSION, PRESETS } from '../shared/settings';
 import { runBrowserMode } from './browser-mode';
 import { EXPORT_USAGE, runExportCommand } from './core/store/export/cli-export';
+import { REPLAY_DB_USAGE, runReplayDbCommand } from './core/whatif/cli-replay';
 import { IMPORT_USAGE, runImportCommand } from './core/store/import/cli-import';
 import { EXIT_NATIVE_MODULE, findElectronBinary, hasDisplay, runElectron } from './electron-binary';
 import { fileURLToPath } from 'node:url';
@@ -31,6 +32,7 @@ Usage:
       Serve a scenario of local test hosts; prints {"ready": true, "hosts": {...}} when listening.
   slotscope replay --vectors FILE.json
       Replay recorded Scrapy AutoThrottle cases through the throttle policy.
+${REPLAY_DB_USAGE}
   slotscope demo [--db FILE.sqlite] [--quiet]
       Crawl the built-in test site and print where its history went.
   slotscope serve [--port N] [--host 127.0.0.1] [--db FILE.sqlite] [--demo] [--open]
@@ -173,6 +175,8 @@ async function cmdTestsite(argv: string[]): Promise<number> {
 }
 
 async function cmdReplay(argv: string[]): Promise<number> {
+  // The what-if replay of a stored crawl (--db …) has its own module; --vectors stays as it was.
+  if (argv.some((x) => /^--(db|crawl|settings|slot)(=|$)/.test(x))) return runReplayDbCommand(argv, process);
   const a = parseArgs(argv, ['vectors']);
   if (!a.vectors) throw new UsageError('replay needs --vectors FILE.json');
   const results = runVectorFile(readJson(String(a.vectors), 'vectors file'));

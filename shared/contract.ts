@@ -28,6 +28,8 @@ export interface CrawlInfo {
   readonly responses: number;
   readonly failures: number;
   readonly slots: number;
+  /** Set for a what-if replay ('history.whatIf'): the crawl it was derived from. */
+  readonly derivedFrom?: number;
 }
 
 /** Live figures of a crawl. */
@@ -80,7 +82,10 @@ export interface SeedLineErrorWire {
   readonly message: string;
 }
 
-/** One bucket of a slot's (or the crawl's) history, per second or per minute. */
+/**
+ * One point of a slot's (or the crawl's) history: a second, a minute, or (downsampled) several
+ * merged buckets; `span` says how many milliseconds it covers.
+ */
 export interface HistoryPoint {
   /** Start of the bucket, epoch ms. */
   readonly t: number;
@@ -99,6 +104,55 @@ export interface HistoryPoint {
   /** Mean delay_after (seconds) over the bucket's rows. */
   readonly avgDelay: number;
   readonly bytes: number;
+  /** Milliseconds the point covers, from `t` (1000 for a second; a multiple when buckets were merged). */
+  readonly span: number;
+  /** Seconds; null when no row of the bucket had a latency. */
+  readonly minLatency: number | null;
+  /**
+   * Nearest-rank 95th percentile of the latencies, seconds, from a log-scale histogram: within
+   * 4.5 % of the exact value (store/aggregates.ts); null when no row had a latency.
+   */
+  readonly p95Latency: number | null;
+  /** delay_after (seconds) of the bucket's latest row. */
+  readonly lastDelay: number;
+  /** Mean in-flight count of the responding slot over the bucket's rows (for the whole crawl: of each row's slot). */
+  readonly avgInFlight: number;
+  readonly maxInFlight: number;
+}
+
+/** One response in a slot's latency scatter ('slots.responses'). */
+export interface ScatterPoint {
+  /** When the response finished, epoch ms. */
+  readonly t: number;
+  /** Seconds; null for a download that failed before the headers. */
+  readonly latency: number | null;
+  /** HTTP status; null for a failed download (colour it as a failure). */
+  readonly status: number | null;
+  /** The slot's delay (seconds) just after this response. */
+  readonly delay: number;
+}
+
+/**
+ * How long the history database keeps raw samples ('store.retention.get/set'); null = no limit.
+ * Aggregates (minute and hour buckets), slot summaries, changes and warnings are always kept.
+ */
+export interface RetentionSettings {
+  /** Raw responses (and AutoThrottle debug lines) older than this many days are deleted. */
+  readonly rawMaxAgeDays: number | null;
+  /** Only the newest this-many raw responses of each crawl are kept. */
+  readonly rawMaxRowsPerCrawl: number | null;
+  /** Per-second buckets older than this many days are deleted; at least rawMaxAgeDays. */
+  readonly secondsMaxAgeDays: number | null;
+}
+
+/** What a what-if replay stored ('history.whatIf'). */
+export interface WhatIfResult {
+  /** The derived crawl holding the replayed responses (its `derivedFrom` is the original). */
+  readonly crawlId: number;
+  /** Slots replayed. */
+  readonly slots: number;
+  /** Responses replayed. */
+  readonly responses: number;
 }
 
 type CrawlRef = { readonly id: number };
@@ -145,7 +199,40 @@ export interface AppRequests {
   /** Every slot of a running crawl, as tuples in SLOT_COLUMNS order. */
   'slots.snapshot': { params: CrawlRef; result: { readonly columns: typeof SLOT_COLUMNS; readonly rows: readonly SlotTuple[] } };
   /** A slot's (or, without `slot`, the crawl's) recorded history per second or minute, in [from, to). */
-  'slots.history': { params: CrawlRef & { readonly slot?: string; readonly resolution?: 'second' | 'minute'; readonly from?: number; readonly to?: number }; result: readonly HistoryPoint[] };
+  /**
+   * A slot's (or, without `slot`, the crawl's) recorded history in [from, to) (default: all of it),
+   * at most `maxPoints` points (default 2,000): buckets of `resolution` (default 'second') or, when
+   * there would be more, merged buckets of a coarser round span (2 s, 5 s, … 1 min, … 1 h, … 1 day).
+   */
+  'slots.history': {
+    params: CrawlRef & {
+      readonly slot?: string; readonly resolution?: 'second' | 'minute'; readonly from?: number; readonly to?: number;
+      readonly maxPoints?: number;
+    };
+    result: readonly HistoryPoint[];
+  };
+  /**
+   * A slot's latency scatter in [from, to): every response when there are at most `maxPoints`
+   * (default 2,000), else per time bucket its slowest, its fastest and its worst-status response,
+   * so spikes and errors survive. Ordered by time.
+   */
+  'slots.responses': {
+    params: { readonly crawlId: number; readonly slot: string; readonly from?: number; readonly to?: number; readonly maxPoints?: number };
+    result: readonly ScatterPoint[];
+  };
+  /** The history database's retention settings. */
+  'store.retention.get': { params: Record<string, never>; result: RetentionSettings };
+  /** Changes retention settings (absent fields unchanged, null = no limit), validated whole, then prunes. */
+  'store.retention.set': { params: { readonly [K in keyof RetentionSettings]?: RetentionSettings[K] }; result: RetentionSettings };
+  /**
+   * Replays a crawl's recorded responses (one slot's with `slot`) through the throttle policy with
+   * `settings` (changes over the crawl's own settings, validated like 'settings.update') and stores
+   * the result as a derived crawl whose series and delays charts can overlay on the original's.
+   */
+  'history.whatIf': {
+    params: { readonly crawlId: number; readonly slot?: string; readonly settings: Readonly<Record<string, unknown>> };
+    result: WhatIfResult;
+  };
   /** AutoThrottle debug lines (Scrapy's format) and engine events, newest last. */
   'log.events': { params: CrawlRef & { readonly kind?: EventRecord['kind']; readonly slot?: string; readonly limit?: number }; result: readonly EventRecord[] };
   /** Settings and slot changes, oldest first. */
@@ -220,7 +307,8 @@ export const METHODS: readonly Method[] = [
   'crawls.list', 'crawls.create', 'crawls.duplicate', 'crawls.start', 'crawls.pause', 'crawls.resume', 'crawls.stop',
   'crawls.delete', 'crawls.stats', 'settings.schema', 'settings.get', 'settings.update', 'slots.pause', 'slots.resume',
   'slots.pinDelay', 'slots.pinConcurrency', 'slots.clearPins', 'slots.resetBackoff', 'slots.snapshot', 'slots.history',
-  'log.events', 'log.changes', 'history.export',
+  'log.events', 'log.changes', 'history.export', 'slots.responses', 'store.retention.get', 'store.retention.set',
+  'history.whatIf',
 ];
 
 /** Every event name: the Electron preload's subscription allowlist. */

@@ -18,6 +18,8 @@ import { openHistoryWriter } from './store/history-writer';
 import { createExporter } from './store/export/exporter';
 import { ExportError, type ExportProgress, type ExportQuery, type ExportResult } from './store/export/index';
 import { openHistoryReader } from './store/queries';
+import { mergeRetention } from './store/retention';
+import { runWhatIf, WhatIfError, WhatIfSettingsError } from './whatif/derive';
 import { SlotRowDiff, slotTuple } from './slot-rows';
 import { validateParams, Invalid } from './dispatch';
 
@@ -97,7 +99,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     }
     const sum = reader.crawlSummary(id);
     return { id, name: c.name, status: c.status, createdAt: c.createdAt, startedAt: c.startedAt, finishedAt: c.finishedAt,
-      requests: sum.requests, responses: sum.responses, failures: sum.failures, slots: sum.slots };
+      requests: sum.requests, responses: sum.responses, failures: sum.failures, slots: sum.slots,
+      ...(c.derivedFrom !== null ? { derivedFrom: c.derivedFrom } : {}) };
   }
 
   const list = () => reader.listCrawls().map((c) => info(c.id)).sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
@@ -340,7 +343,34 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     'slots.history': async (p) => {
       stored(p.id);
       await writer.flush();
-      return reader.series(p.id, { resolution: p.resolution ?? 'second', slot: p.slot, from: p.from, to: p.to });
+      return reader.history(p.id, { resolution: p.resolution, slot: p.slot, from: p.from, to: p.to, maxPoints: p.maxPoints });
+    },
+    'slots.responses': async (p) => {
+      if (!reader.getCrawl(p.crawlId)) fail('not-found', `crawl ${p.crawlId} does not exist`, 'crawlId');
+      await writer.flush();
+      return reader.scatter(p.crawlId, { slot: p.slot, from: p.from, to: p.to, maxPoints: p.maxPoints });
+    },
+    'store.retention.get': () => reader.retention(),
+    'store.retention.set': (p) => {
+      const r = mergeRetention(p, reader.retention());
+      if (!r.ok) fail('invalid', r.errors.map((e) => e.message).join('\n'), r.errors[0].field);
+      return writer.setRetention(p);
+    },
+    'history.whatIf': async (p) => {
+      // A connection of its own: the replay pages through responses between other requests.
+      const source = openHistoryReader(o.db);
+      try {
+        await writer.flush();
+        const result = await runWhatIf({ reader: source, writer, crawlId: p.crawlId, slot: p.slot, settings: p.settings });
+        emit('crawls.changed', { crawls: list() });
+        return result;
+      } catch (e) {
+        if (e instanceof WhatIfError) fail(e.code, e.message, e.field);
+        if (e instanceof WhatIfSettingsError) fail('invalid', e.message, e.errors[0]?.setting);
+        throw e;
+      } finally {
+        source.close();
+      }
     },
     'log.events': async (p) => {
       stored(p.id);

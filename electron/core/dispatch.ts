@@ -55,6 +55,13 @@ const nullableNumber = (p: P, field: string, check: (n: number) => boolean, allo
 };
 
 const crawlRef = (p: P) => ({ id: id(p) });
+const crawlIdOf = (p: P): number => {
+  const v = p.crawlId;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) bad('crawlId', v, 'a crawl id, a whole number >= 1');
+  return v as number;
+};
+/** Points a history or scatter query may return. */
+const maxPoints = (p: P) => optional<number>(p, 'maxPoints', (v) => Number.isInteger(v) && (v as number) >= 10 && (v as number) <= 100_000, 'a whole number from 10 to 100000');
 const slotRef = (p: P) => ({ id: id(p), slot: slot(p) });
 
 const validators: { [M in Method]: (p: P) => Params<M> } = {
@@ -90,7 +97,27 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
     resolution: optional<'second' | 'minute'>(p, 'resolution', (v) => v === 'second' || v === 'minute', '"second" or "minute"'),
     from: optional<number>(p, 'from', isTime, 'a time in epoch ms'),
     to: optional<number>(p, 'to', isTime, 'a time in epoch ms'),
+    maxPoints: maxPoints(p),
   }),
+  'slots.responses': (p) => ({
+    crawlId: crawlIdOf(p),
+    slot: slot(p),
+    from: optional<number>(p, 'from', isTime, 'a time in epoch ms'),
+    to: optional<number>(p, 'to', isTime, 'a time in epoch ms'),
+    maxPoints: maxPoints(p),
+  }),
+  'store.retention.get': () => ({}),
+  // Values are checked whole against the current settings by the handler (store/retention.ts).
+  'store.retention.set': (p) => p as Params<'store.retention.set'>,
+  'history.whatIf': (p) => {
+    const settings = p.settings;
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) bad('settings', settings, 'an object of SETTING_NAME: value');
+    return {
+      crawlId: crawlIdOf(p),
+      slot: optional<string>(p, 'slot', (v) => typeof v === 'string' && v !== '' && v.length <= 2048, 'a slot key'),
+      settings: settings as Record<string, unknown>,
+    };
+  },
   'log.events': (p) => ({
     id: id(p),
     kind: optional<'debug' | 'warning' | 'error' | 'info'>(p, 'kind', (v) => ['debug', 'warning', 'error', 'info'].includes(v as string), 'debug, warning, error or info'),

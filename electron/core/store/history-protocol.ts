@@ -1,6 +1,7 @@
 // The messages between HistoryWriter (main thread) and the history worker, and the flat layout
 // responses travel in: one Float64Array row per response plus a per-batch string dictionary.
 import type { CrawlStatus } from '../../../shared/types';
+import type { RetentionSettings } from '../../../shared/contract';
 
 /** Column offsets of one response row in BatchMessage.nums (null numbers are NaN, null strings -1). */
 export const R_CRAWL = 0;
@@ -82,6 +83,9 @@ export interface CrawlPatchWire {
   readonly finishedAt?: number | null;
   readonly summaryJson?: string | null;
   readonly settingsJson?: string;
+  /** A what-if replay: the crawl it derives from, and what it was run with (JSON). */
+  readonly derivedFrom?: number;
+  readonly derivedJson?: string;
 }
 
 export interface BatchMessage {
@@ -120,6 +124,10 @@ export type ToWorker =
    * with a ResumeFrontierResult.
    */
   | { readonly type: 'resumeFrontier'; readonly id: number; readonly crawlId: number }
+  /** Validates and saves retention settings (absent fields unchanged), then prunes; replies with the settings. */
+  | { readonly type: 'setRetention'; readonly id: number; readonly patch: { readonly [K in keyof RetentionSettings]?: RetentionSettings[K] } }
+  /** A pruning pass (after any running one), `now` defaulting to the clock; replies with a PruneResult. */
+  | { readonly type: 'prune'; readonly id: number; readonly now?: number }
   /** Replied to once every earlier message is committed; carries the first write error since the last flush. */
   | { readonly type: 'flush'; readonly id: number }
   /** Checkpoint and close the connection, then reply. */

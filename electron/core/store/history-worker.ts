@@ -5,6 +5,8 @@ import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { lockHistoryFile, openDatabase, timed, type HistoryLock } from './database';
 import { FrontierWriter, markInterrupted } from './frontier-store';
 import { readSchemaVersion } from './migrate';
+import { SeriesAggregator } from './aggregates';
+import { RetentionPruner, PRUNE_INTERVAL_MS, mergeRetention, readRetention, writeRetention } from './retention';
 import {
   R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
   R_DOWNLOAD_TIME, R_ERROR_KIND, R_ERROR_MESSAGE, R_IN_FLIGHT, R_LATENCY, R_METHOD, R_REUSED, R_SLOT,
@@ -96,11 +98,13 @@ class HistoryStore {
   private readonly insertCrawl: Statement;
   private readonly upsertSlotStats: Statement;
   private readonly upsertStatus: Statement;
-  private readonly upsertSeries: Statement;
   private readonly updateStatements = new Map<string, Statement>();
   private readonly writeBatchTx: Transaction<(m: BatchMessage) => void>;
+  private readonly writeGroupTx: Transaction<(ms: readonly BatchMessage[]) => void>;
   /** Frontier ops and slot states (crash-safe resume). */
   readonly frontier: FrontierWriter;
+  /** The per-second/minute/hour buckets (store/aggregates.ts). */
+  readonly series: SeriesAggregator;
 
   constructor(private readonly db: Database) {
     this.frontier = new FrontierWriter(db, (crawlId, key) => this.slotId(crawlId, key));
@@ -144,20 +148,13 @@ class HistoryStore {
       `INSERT INTO status_counts (crawl_id, status, n) VALUES (?, ?, ?)
        ON CONFLICT (crawl_id, status) DO UPDATE SET n = n + excluded.n`,
     );
-    this.upsertSeries = db.prepare(
-      `INSERT INTO series (crawl_id, res_ms, slot_id, bucket, requests, responses, s2xx, s3xx, s4xx, s5xx, s429,
-         failures, latency_sum, latency_n, latency_max, delay_sum, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (crawl_id, res_ms, slot_id, bucket) DO UPDATE SET
-         requests = requests + excluded.requests, responses = responses + excluded.responses,
-         s2xx = s2xx + excluded.s2xx, s3xx = s3xx + excluded.s3xx, s4xx = s4xx + excluded.s4xx,
-         s5xx = s5xx + excluded.s5xx, s429 = s429 + excluded.s429, failures = failures + excluded.failures,
-         latency_sum = latency_sum + excluded.latency_sum, latency_n = latency_n + excluded.latency_n,
-         latency_max = CASE WHEN latency_max IS NULL OR excluded.latency_max > latency_max
-           THEN excluded.latency_max ELSE latency_max END,
-         delay_sum = delay_sum + excluded.delay_sum, bytes = bytes + excluded.bytes`,
-    );
+    this.series = new SeriesAggregator(db);
+    // Room for the hot index and bucket pages of a busy crawl (the default is 2 MB).
+    db.pragma('cache_size = -65536');
     this.writeBatchTx = db.transaction((m: BatchMessage) => this.writeBatchRows(m));
+    this.writeGroupTx = db.transaction((ms: readonly BatchMessage[]) => {
+      for (const m of ms) this.writeBatchRows(m);
+    });
   }
 
   createCrawl(name: string, configJson: string, settingsJson: string, createdAt: number): number {
@@ -166,9 +163,20 @@ class HistoryStore {
 
   /** Deletes a crawl; its slots, responses, changes, events and aggregates go with it (ON DELETE CASCADE). */
   deleteCrawl(crawlId: number): number {
-    const n = this.db.transaction(() => Number(this.db.prepare('DELETE FROM crawls WHERE id = ?').run(crawlId).changes))();
+    const n = this.db.transaction(() => {
+      this.series.write();
+      const deleted = Number(this.db.prepare('DELETE FROM crawls WHERE id = ?').run(crawlId).changes);
+      this.series.clampCovered();
+      return deleted;
+    })();
+    this.series.reset();
     this.slotIds.delete(crawlId);
     return n;
+  }
+
+  /** Writes the buckets still in memory (flush, close): readers then see every committed row in them. */
+  writeAggregates(): void {
+    if (this.series.pending) this.db.transaction(() => this.series.write()).immediate();
   }
 
   updateCrawl(crawlId: number, patch: CrawlPatchWire): void {
@@ -178,6 +186,8 @@ class HistoryStore {
       ['finishedAt', 'finished_at'],
       ['summaryJson', 'summary_json'],
       ['settingsJson', 'settings_json'],
+      ['derivedFrom', 'derived_from'],
+      ['derivedJson', 'derived_json'],
     ];
     const present = cols.filter(([k]) => patch[k] !== undefined);
     if (present.length === 0) return;
@@ -197,11 +207,50 @@ class HistoryStore {
       timed(`batch of ${m.n + m.changes.length + m.events.length} records`, () => this.writeBatchTx.immediate(m), SLOW_BATCH_MS);
     } catch (e) {
       this.slotIds.clear();
+      // Buckets in memory may hold rolled-back rows: rebuild them from what was committed.
+      try {
+        this.series.catchUp();
+      } catch {
+        this.series.reset();
+      }
       throw e;
     }
   }
 
+  /**
+   * Commits batches that queued up while the worker was busy in one transaction: bigger
+   * transactions rewrite each hot index page once instead of once per batch, which is what lets a
+   * busy worker catch up. If the group fails, each batch is retried alone so only the bad one is
+   * lost. Returns each batch's error, if any.
+   */
+  writeBatches(ms: readonly BatchMessage[]): (string | undefined)[] {
+    if (ms.length > 1) {
+      try {
+        const records = ms.reduce((k, m) => k + m.n + m.changes.length + m.events.length, 0);
+        timed(`${ms.length} batches of ${records} records`, () => this.writeGroupTx.immediate(ms), SLOW_BATCH_MS);
+        return ms.map(() => undefined);
+      } catch {
+        this.slotIds.clear();
+        // Buckets in memory may hold rolled-back rows: rebuild them from what was committed.
+        try {
+          this.series.catchUp();
+        } catch {
+          this.series.reset();
+        }
+      }
+    }
+    return ms.map((m) => {
+      try {
+        this.writeBatch(m);
+        return undefined;
+      } catch (e) {
+        return errorText(e);
+      }
+    });
+  }
+
   checkpointAndClose(): void {
+    this.writeAggregates();
     this.db.pragma('wal_checkpoint(TRUNCATE)');
     this.db.close();
   }
@@ -224,15 +273,14 @@ class HistoryStore {
   private writeBatchRows(m: BatchMessage): void {
     const { nums, urls, dict, n } = m;
     const str = (i: number): string | null => (i < 0 ? null : dict[i]);
-    const stats = new Map<string, Acc>();
-    const series = new Map<string, Acc>();
+    // Keyed by slot id alone: slot ids are unique across crawls.
+    const stats = new Map<number, Acc>();
     const statuses = new Map<string, [number, number, number]>();
-    const acc = (map: Map<string, Acc>, crawlId: number, slotId: number, resMs: number, bucket: number): Acc => {
-      const key = `${crawlId}|${slotId}|${resMs}|${bucket}`;
-      let a = map.get(key);
+    const acc = (map: Map<number, Acc>, crawlId: number, slotId: number): Acc => {
+      let a = map.get(slotId);
       if (a === undefined) {
-        a = new Acc(crawlId, slotId, resMs, bucket);
-        map.set(key, a);
+        a = new Acc(crawlId, slotId);
+        map.set(slotId, a);
       }
       return a;
     };
@@ -247,20 +295,16 @@ class HistoryStore {
       const bytes = nums[o + R_BYTES];
       const delayAfter = nums[o + R_DELAY_AFTER];
       const errorKind = str(nums[o + R_ERROR_KIND]);
-      this.insertResponse.run(
+      const responseId = this.insertResponse.run(
         crawlId, slotId, t, nums[o + R_STARTED_AT], nums[o + R_WAIT_MS], urls[i], dict[nums[o + R_METHOD]],
         status, latency, nul(nums[o + R_DOWNLOAD_TIME]), bytes, nums[o + R_IN_FLIGHT],
         nums[o + R_DELAY_BEFORE], delayAfter, dict[nums[o + R_DELAY_CAUSE]], nums[o + R_BACKOFF_LEVEL],
         nul(nums[o + R_REUSED]), errorKind, str(nums[o + R_ERROR_MESSAGE]), nums[o + R_DEPTH],
         str(nums[o + R_CONTENT_TYPE]),
-      );
+      ).lastInsertRowid as number;
       const failed = errorKind !== null;
-      const second = Math.floor(t / 1000) * 1000;
-      const minute = Math.floor(t / 60000) * 60000;
-      acc(stats, crawlId, slotId, 0, 0).add(t, status, latency, failed, delayAfter, bytes);
-      acc(series, crawlId, 0, 1000, second).add(t, status, latency, failed, delayAfter, bytes);
-      acc(series, crawlId, 0, 60000, minute).add(t, status, latency, failed, delayAfter, bytes);
-      acc(series, crawlId, slotId, 60000, minute).add(t, status, latency, failed, delayAfter, bytes);
+      acc(stats, crawlId, slotId).add(t, status, latency, failed, delayAfter, bytes);
+      this.series.add(responseId, crawlId, slotId, t, status, latency, failed, delayAfter, bytes, nums[o + R_IN_FLIGHT]);
       if (status !== null) {
         const key = `${crawlId}|${status}`;
         const s = statuses.get(key);
@@ -275,12 +319,7 @@ class HistoryStore {
         a.latencySum, a.latencyN, a.lastLatency, a.lastLatencyT, a.lastDelay, a.lastT, a.bytes,
       );
     }
-    for (const a of series.values()) {
-      this.upsertSeries.run(
-        a.crawlId, a.resMs, a.slotId, a.bucket, a.requests, a.responses, a.s2xx, a.s3xx, a.s4xx, a.s5xx, a.s429,
-        a.failures, a.latencySum, a.latencyN, a.latencyMax, a.delaySum, a.bytes,
-      );
-    }
+    this.series.maybeWrite();
     for (const [crawlId, status, count] of statuses.values()) this.upsertStatus.run(crawlId, status, count);
 
     for (const [crawlId, t, slot, setting, source, oldJson, newJson] of m.changes) {
@@ -306,6 +345,8 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
     lock = lockHistoryFile(init.file);
     db = openDatabase(init.file);
     store = new HistoryStore(db);
+    // Rows a crash kept out of the buckets (or every row, after migration 3) are aggregated now.
+    store.series.catchUp();
     // With the lock held, a crawl still marked running belongs to a process that died.
     interrupted = markInterrupted(db);
   } catch (e) {
@@ -319,25 +360,45 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   /** The first write error since the last flush, reported with the flush's reply. */
   let unreported: string | undefined;
   let closed = false;
+  const pruner = startPruning(db, store, () => !closed);
+
+  // Batches are written once the messages that arrived together are read (setImmediate), so
+  // batches that queued up while the worker was busy share one transaction; any other message
+  // first commits the batches before it, keeping the order.
+  const queued: BatchMessage[] = [];
+  let drainScheduled = false;
+  const drain = (): void => {
+    drainScheduled = false;
+    if (queued.length === 0 || closed) return;
+    const group = queued.splice(0);
+    const errors = store.writeBatches(group);
+    group.forEach((b, i) => {
+      const records = b.n + b.changes.length + b.events.length;
+      const e = errors[i];
+      if (e === undefined) post(port, { type: 'batchDone', seq: b.seq, records });
+      else {
+        const error = `history batch of ${records} records not saved: ${e}`;
+        unreported ??= error;
+        post(port, { type: 'batchDone', seq: b.seq, records, error });
+      }
+    });
+  };
 
   port.on('message', (m: ToWorker) => {
     if (closed) {
       if (m.type === 'flush' || m.type === 'close') post(port, { type: 'reply', id: m.id });
       return;
     }
-    switch (m.type) {
-      case 'batch': {
-        const records = m.n + m.changes.length + m.events.length;
-        try {
-          store.writeBatch(m);
-          post(port, { type: 'batchDone', seq: m.seq, records });
-        } catch (e) {
-          const error = `history batch of ${records} records not saved: ${errorText(e)}`;
-          unreported ??= error;
-          post(port, { type: 'batchDone', seq: m.seq, records, error });
-        }
-        return;
+    if (m.type === 'batch') {
+      queued.push(m);
+      if (!drainScheduled) {
+        drainScheduled = true;
+        setImmediate(drain);
       }
+      return;
+    }
+    drain();
+    switch (m.type) {
       case 'createCrawl':
         try {
           post(port, { type: 'reply', id: m.id, value: store.createCrawl(m.name, m.configJson, m.settingsJson, m.createdAt) });
@@ -369,11 +430,21 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
         }
         return;
       case 'flush':
+        try {
+          store.writeAggregates();
+        } catch (e) {
+          unreported ??= `history aggregates not saved: ${errorText(e)}`;
+        }
         post(port, { type: 'reply', id: m.id, error: unreported });
         unreported = undefined;
         return;
+      case 'setRetention':
+      case 'prune':
+        retentionMessage(port, db, pruner, m);
+        return;
       case 'close':
         closed = true;
+        clearInterval(pruner.timer);
         let error = unreported;
         try {
           store.checkpointAndClose();
@@ -389,6 +460,52 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
         post(port, { type: 'error', message: `history worker: unknown message ${JSON.stringify((m as { type?: unknown }).type)}` });
     }
   });
+}
+
+/** The retention pruner of this worker: a pass now, then every PRUNE_INTERVAL_MS. */
+function startPruning(db: Database, store: HistoryStore, isOpen: () => boolean): { pruner: RetentionPruner; timer: NodeJS.Timeout } {
+  const pruner = new RetentionPruner(db, {
+    // Buckets in memory are written first so the covered id stays right when the newest rows go.
+    beforeDelete: () => store.series.write(),
+    afterDelete: () => store.series.clampCovered(),
+    isOpen,
+  });
+  const pass = (): void => {
+    pruner.prune().catch((e: unknown) => console.warn(`[slotscope:history] pruning failed: ${errorText(e)}`));
+  };
+  pass();
+  const timer = setInterval(pass, PRUNE_INTERVAL_MS);
+  timer.unref();
+  return { pruner, timer };
+}
+
+/** setRetention: validate whole, save, prune, reply with the settings; prune: a pass now, reply with what it deleted. */
+function retentionMessage(
+  port: NonNullable<typeof parentPort>, db: Database, p: { pruner: RetentionPruner },
+  m: Extract<ToWorker, { type: 'setRetention' | 'prune' }>,
+): void {
+  if (m.type === 'setRetention') {
+    let saved;
+    try {
+      const r = mergeRetention(m.patch, readRetention(db));
+      if (!r.ok) {
+        post(port, { type: 'reply', id: m.id, error: r.errors.map((e) => e.message).join('\n') });
+        return;
+      }
+      writeRetention(db, r.settings);
+      saved = r.settings;
+    } catch (e) {
+      post(port, { type: 'reply', id: m.id, error: `saving the retention settings failed: ${errorText(e)}` });
+      return;
+    }
+    post(port, { type: 'reply', id: m.id, value: saved });
+    p.pruner.prune().catch((e: unknown) => console.warn(`[slotscope:history] pruning failed: ${errorText(e)}`));
+    return;
+  }
+  p.pruner.prune(m.now).then(
+    (value) => post(port, { type: 'reply', id: m.id, value }),
+    (e: unknown) => post(port, { type: 'reply', id: m.id, error: `pruning failed: ${errorText(e)}` }),
+  );
 }
 
 if (parentPort === null) throw new Error('history-worker must run in a worker_threads Worker');

@@ -12,6 +12,8 @@ import {
   R_STARTED_AT, R_STATUS, R_T, R_WAIT_MS, RESPONSE_STRIDE,
 } from './history-protocol';
 import type { BatchMessage, ChangeTuple, CrawlPatchWire, EventTuple, FromWorker, ToWorker, WorkerInit } from './history-protocol';
+import type { RetentionSettings } from '../../../shared/contract';
+import type { PruneResult } from './retention';
 import {
   F_CRAWL, F_DEPTH, F_OP, F_PRIORITY, F_REDIRECTS, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_QUEUED,
   type ResumeFrontierResult, type SlotStateTuple,
@@ -35,6 +37,10 @@ export interface CrawlPatch {
   readonly finishedAt?: number | null;
   readonly summary?: unknown;
   readonly settings?: unknown;
+  /** A what-if replay: the crawl it derives from. */
+  readonly derivedFrom?: number;
+  /** What a what-if replay was run with (stored as JSON). */
+  readonly derived?: unknown;
 }
 
 export interface HistoryWriterOptions {
@@ -216,6 +222,8 @@ export class HistoryWriter extends EventEmitter {
     if (patch.finishedAt !== undefined) wire.finishedAt = patch.finishedAt;
     if (patch.summary !== undefined) wire.summaryJson = JSON.stringify(patch.summary);
     if (patch.settings !== undefined) wire.settingsJson = JSON.stringify(patch.settings);
+    if (patch.derivedFrom !== undefined) wire.derivedFrom = patch.derivedFrom;
+    if (patch.derived !== undefined) wire.derivedJson = JSON.stringify(patch.derived);
     this.send();
     this.post({ type: 'updateCrawl', crawlId: id, patch: wire });
   }
@@ -327,6 +335,31 @@ export class HistoryWriter extends EventEmitter {
    * Resolves once everything recorded before the call is committed. Rejects with the first write
    * error since the previous flush (those records are lost; the writer goes on working).
    */
+  /**
+   * Validates and saves the database's retention settings (absent fields unchanged, null = no
+   * limit), then prunes in the background. Rejects naming the refused values; nothing is saved then.
+   */
+  setRetention(patch: { readonly [K in keyof RetentionSettings]?: RetentionSettings[K] }): Promise<RetentionSettings> {
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.send();
+    return this.request((id) => ({ type: 'setRetention', id, patch })) as Promise<RetentionSettings>;
+  }
+
+  /** Runs a retention pass now (`now`: the time ages count from) and resolves with what it deleted. */
+  prune(now?: number): Promise<PruneResult> {
+    try {
+      this.assertOpen();
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    this.send();
+    return this.request((id) => ({ type: 'prune', id, ...(now !== undefined ? { now } : {}) })) as Promise<PruneResult>;
+  }
+
   flush(): Promise<void> {
     if (this.state === CLOSED) return Promise.resolve();
     if (this.state === DEAD) return Promise.reject(this.fatalError);

@@ -3,6 +3,7 @@
 import type { Database } from 'better-sqlite3';
 import { migration0001, SLOTSCOPE_APPLICATION_ID } from './migrations/0001-initial';
 import { migration0002 } from './migrations/0002-frontier';
+import { migration0003 } from './migrations/0003-aggregates';
 
 /** One schema step. Never edit a released migration: append a new one. */
 export interface Migration {
@@ -14,7 +15,7 @@ export interface Migration {
 }
 
 /** Every known migration, oldest first. Append new ones here. */
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];
 
 /** The schema version this build of Slotscope writes and reads. */
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1].version;

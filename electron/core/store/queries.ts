@@ -5,7 +5,9 @@ import type {
   ChangeRecord, ChangeSource, CrawlStatus, CrawlSummary, DelayCause, EventKind, EventRecord, FailureKind, ResponseRecord,
 } from '../../../shared/types';
 import { openDatabase, timed } from './database';
-import type { HistoryPoint } from '../../../shared/contract';
+import type { HistoryPoint, RetentionSettings, ScatterPoint } from '../../../shared/contract';
+import { LEVELS, registerSeriesFunctions } from './aggregates';
+import { readRetention } from './retention';
 
 /** One row of the crawl list. Times are epoch milliseconds. */
 export interface CrawlInfo {
@@ -22,6 +24,10 @@ export interface CrawlDetail extends CrawlInfo {
   readonly config: unknown;
   readonly settings: unknown;
   readonly summary: unknown;
+  /** The crawl a what-if replay was derived from (null for a recorded crawl). */
+  readonly derivedFrom: number | null;
+  /** What a what-if replay was run with ({ settings, slot? }); null for a recorded crawl. */
+  readonly derived: unknown;
 }
 
 /** Figures of one slot over the whole crawl. s4xx includes 429; s429 counts 429 alone. */
@@ -72,6 +78,34 @@ export interface EventQuery extends ChangeQuery {
   readonly kind?: EventKind;
 }
 
+/** A downsampled history: at most maxPoints points over [from, to) (default: the whole series). */
+export interface HistoryQuery {
+  /** One slot instead of the whole crawl. */
+  readonly slot?: string;
+  readonly from?: number;
+  readonly to?: number;
+  /** At most this many points (default DEFAULT_MAX_POINTS). */
+  readonly maxPoints?: number;
+  /** The finest bucket wanted (default 'second'). */
+  readonly resolution?: 'second' | 'minute';
+}
+
+/** A slot's latency scatter over [from, to) (default: all of it), at most maxPoints points. */
+export interface ScatterQuery {
+  readonly slot: string;
+  readonly from?: number;
+  readonly to?: number;
+  readonly maxPoints?: number;
+}
+
+/** A response with its row id, for keyset paging (what-if replay). */
+export interface NumberedResponse extends ResponseRecord {
+  readonly id: number;
+}
+
+/** Default of HistoryQuery/ScatterQuery maxPoints. */
+export const DEFAULT_MAX_POINTS = 2000;
+
 export interface SeriesQuery {
   readonly resolution: 'second' | 'minute';
   /** One slot instead of the whole crawl. */
@@ -97,8 +131,23 @@ export interface HistoryReader {
   changes(crawlId: number, query?: ChangeQuery): ChangeRecord[];
   /** Events ordered by time; `data` is absent when none was recorded. */
   events(crawlId: number, query?: EventQuery): EventRecord[];
-  /** A chart series. The crawl-wide series and per-slot minutes are pre-aggregated; per-slot seconds come from raw rows. */
+  /** A chart series: every stored bucket of one resolution in the range (no downsampling). */
   series(crawlId: number, query: SeriesQuery): SeriesPoint[];
+  /**
+   * A downsampled chart series: buckets of the finest stored level that keeps the range under
+   * maxPoints points, merged in SQL into round spans (2 s, 5 s, 10 s, … 1 min, … 1 h, … days).
+   */
+  history(crawlId: number, query?: HistoryQuery): SeriesPoint[];
+  /**
+   * A slot's latency scatter: every response when they fit in maxPoints, else per time bucket the
+   * slowest, the fastest and the worst-status response (from raw rows, or from the buckets'
+   * exemplars when a bucket spans a second or more). Ordered by time.
+   */
+  scatter(crawlId: number, query: ScatterQuery): ScatterPoint[];
+  /** Responses after (t, id) in (t, id) order, with their row ids (one slot's with `slot`). */
+  responsePage(crawlId: number, after: readonly [number, number], limit: number, slot?: string): NumberedResponse[];
+  /** The database's retention settings. */
+  retention(): RetentionSettings;
   close(): void;
 }
 
@@ -110,7 +159,41 @@ const RESPONSE_COLUMNS = `r.t, r.started_at, r.wait_ms, s.key, r.url, r.method, 
 
 const SERIES_COLUMNS = `bucket, requests, responses, s2xx, s3xx, s4xx, s5xx, s429, failures,
   CASE WHEN latency_n > 0 THEN latency_sum / latency_n END, latency_max,
-  CASE WHEN requests > 0 THEN delay_sum / requests ELSE 0 END, bytes`;
+  CASE WHEN requests > 0 THEN delay_sum / requests ELSE 0 END, bytes,
+  latency_min, latency_p95, delay_last, CASE WHEN requests > 0 THEN in_flight_sum / requests ELSE 0 END, in_flight_max`;
+
+/** The same columns over a group of buckets (GROUP BY the first one). */
+const MERGED_COLUMNS = `sum(requests), sum(responses), sum(s2xx), sum(s3xx), sum(s4xx), sum(s5xx), sum(s429), sum(failures),
+  CASE WHEN sum(latency_n) > 0 THEN total(latency_sum) / sum(latency_n) END, max(latency_max),
+  CASE WHEN sum(requests) > 0 THEN total(delay_sum) / sum(requests) ELSE 0 END, sum(bytes),
+  min(latency_min), slotscope_p95(latency_hist, latency_min, latency_max), slotscope_last(delay_last_t, delay_last),
+  CASE WHEN sum(requests) > 0 THEN total(in_flight_sum) / sum(requests) ELSE 0 END, max(in_flight_max)`;
+
+/** Round spans a downsampled point may cover (ms); beyond the last, whole days. */
+const SPANS = [
+  1, 2, 5, 10, 20, 50, 100, 200, 500,
+  1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000,
+  3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000,
+];
+
+/** Points [from, to) splits into with buckets of `span` aligned to multiples of it. */
+function groupsOf(from: number, to: number, span: number): number {
+  return Math.ceil((to - Math.floor(from / span) * span) / span);
+}
+
+/** The smallest round span >= minSpan that splits [from, to) into at most maxPoints aligned groups. */
+export function chooseSpan(from: number, to: number, maxPoints: number, minSpan: number): number {
+  for (const span of SPANS) if (span >= minSpan && groupsOf(from, to, span) <= maxPoints) return span;
+  let days = Math.max(1, Math.ceil((to - from) / 86_400_000 / maxPoints));
+  while (groupsOf(from, to, days * 86_400_000) > maxPoints) days++;
+  return days * 86_400_000;
+}
+
+/** The coarsest stored level (1 s, 1 min, 1 h) that divides `span` (0 when none: under a second). */
+function levelFor(span: number): number {
+  for (let i = LEVELS.length - 1; i >= 0; i--) if (span % LEVELS[i] === 0) return LEVELS[i];
+  return 0;
+}
 
 function toResponse(r: Row): ResponseRecord {
   return {
@@ -171,7 +254,7 @@ function counts(r: Row) {
   };
 }
 
-function toSeriesPoint(r: Row): SeriesPoint {
+function toSeriesPoint(r: Row, span: number): SeriesPoint {
   return {
     t: r[0] as number,
     ...counts(r),
@@ -179,6 +262,12 @@ function toSeriesPoint(r: Row): SeriesPoint {
     maxLatency: r[10] as number | null,
     avgDelay: r[11] as number,
     bytes: r[12] as number,
+    span,
+    minLatency: r[13] as number | null,
+    p95Latency: r[14] as number | null,
+    lastDelay: r[15] as number,
+    avgInFlight: r[16] as number,
+    maxInFlight: r[17] as number,
   };
 }
 
@@ -196,11 +285,13 @@ function toCrawlInfo(r: Row): CrawlInfo {
 /** Opens a read-only connection to an existing, migrated history database. */
 export function openHistoryReader(file: string): HistoryReader {
   const db = openDatabase(file, { readonly: true });
+  registerSeriesFunctions(db);
   const raw = (sql: string): Statement => db.prepare(sql).raw();
 
   const listCrawls = raw(`SELECT id, name, status, created_at, started_at, finished_at FROM crawls ORDER BY id`);
   const getCrawl = raw(
-    `SELECT id, name, status, created_at, started_at, finished_at, config_json, settings_json, summary_json
+    `SELECT id, name, status, created_at, started_at, finished_at, derived_from, config_json, settings_json, summary_json,
+       derived_json
      FROM crawls WHERE id = ?`,
   );
   const crawlTimes = raw(`SELECT started_at, finished_at FROM crawls WHERE id = ?`);
@@ -239,19 +330,72 @@ export function openHistoryReader(file: string): HistoryReader {
     `SELECT ${SERIES_COLUMNS} FROM series
      WHERE crawl_id = ? AND res_ms = ? AND slot_id = ? AND bucket >= ? AND bucket < ? ORDER BY bucket`,
   );
-  // Per-slot seconds from raw rows (t is positive, so CAST truncation is floor); binds (res, res, crawl, slot id, from, to).
-  const seriesRaw = raw(
-    `SELECT ${SERIES_COLUMNS} FROM (
-       SELECT CAST(t / ? AS INTEGER) * ? AS bucket, count(*) AS requests, count(status) AS responses,
-         total(status BETWEEN 200 AND 299) AS s2xx, total(status BETWEEN 300 AND 399) AS s3xx,
-         total(status BETWEEN 400 AND 499) AS s4xx, total(status BETWEEN 500 AND 599) AS s5xx,
-         total(status = 429) AS s429, count(error_kind) AS failures,
-         total(latency) AS latency_sum, count(latency) AS latency_n, max(latency) AS latency_max,
-         total(delay_after) AS delay_sum, total(bytes) AS bytes
-       FROM responses WHERE crawl_id = ? AND slot_id = ? AND t >= ? AND t < ?
-       GROUP BY 1
-     ) ORDER BY bucket`,
+  // Merged buckets (t is positive, so CAST truncation is floor); binds (span, span, crawl, res_ms, slot id, from, to).
+  const seriesMerged = raw(
+    `SELECT CAST(bucket / ? AS INTEGER) * ? AS g, ${MERGED_COLUMNS} FROM series
+     WHERE crawl_id = ? AND res_ms = ? AND slot_id = ? AND bucket >= ? AND bucket < ? GROUP BY g ORDER BY g`,
   );
+  // Extent of a stored level: binds (crawl, res_ms, slot id).
+  const firstBucket = db.prepare(`SELECT min(bucket) FROM series WHERE crawl_id = ? AND res_ms = ? AND slot_id = ?`).pluck();
+  const lastBucket = db.prepare(`SELECT max(bucket) FROM series WHERE crawl_id = ? AND res_ms = ? AND slot_id = ?`).pluck();
+  // Scatter from raw rows: every row (binds crawl, slot id, from, to, limit), or per group of `span`
+  // ms the row with the largest/smallest latency or the worst status (binds span, crawl, slot id, from, to);
+  // SQLite takes bare columns from the row where the one max()/min() is found.
+  const firstRaw = db.prepare(`SELECT min(t) FROM responses WHERE crawl_id = ? AND slot_id = ?`).pluck();
+  const scatterAll = raw(
+    `SELECT t, latency, status, delay_after FROM responses
+     WHERE crawl_id = ? AND slot_id = ? AND t >= ? AND t < ? ORDER BY t, id LIMIT ?`,
+  );
+  const rawGroups = (pick: string, where: string) =>
+    raw(
+      `SELECT CAST(t / ? AS INTEGER) AS g, ${pick}, t, latency, status, delay_after FROM responses
+       WHERE crawl_id = ? AND slot_id = ? AND t >= ? AND t < ? AND ${where} GROUP BY g`,
+    );
+  const SEVERITY = `CASE WHEN error_kind IS NOT NULL OR status IS NULL THEN 6 WHEN status >= 500 THEN 5 WHEN status = 429 THEN 4
+    WHEN status >= 400 THEN 3 WHEN status >= 300 THEN 2 WHEN status < 200 THEN 1 ELSE 0 END`;
+  const scatterRaw = [
+    rawGroups('max(latency)', 'latency IS NOT NULL'),
+    rawGroups('min(latency)', 'latency IS NOT NULL'),
+    rawGroups(`max(${SEVERITY}) AS sev`, `${SEVERITY} > 0`),
+  ];
+  // The same from the buckets' exemplars: binds (span, crawl, res_ms, slot id, from bucket, to).
+  const bucketGroups = (pick: string, cols: string, where: string) =>
+    raw(
+      `SELECT CAST(bucket / ? AS INTEGER) AS g, ${pick}, ${cols} FROM series
+       WHERE crawl_id = ? AND res_ms = ? AND slot_id = ? AND bucket >= ? AND bucket < ? AND ${where} GROUP BY g`,
+    );
+  const scatterBuckets = [
+    bucketGroups('max(latency_max)', 'max_t, latency_max, max_status, max_delay', 'latency_n > 0'),
+    bucketGroups('min(latency_min)', 'min_t, latency_min, min_status, min_delay', 'latency_n > 0'),
+    bucketGroups('max(odd_sev)', 'odd_t, odd_latency, odd_status, odd_delay', 'odd_sev > 0'),
+  ];
+  // Keyset pages in (t, id) order: binds (crawl, [slot id,] t, id, limit).
+  const pageAll = raw(
+    `SELECT r.id, ${RESPONSE_COLUMNS} FROM responses r JOIN slots s ON s.id = r.slot_id
+     WHERE r.crawl_id = ? AND (r.t, r.id) > (?, ?) ORDER BY r.t, r.id LIMIT ?`,
+  );
+  const pageSlot = raw(
+    `SELECT r.id, ${RESPONSE_COLUMNS} FROM responses r JOIN slots s ON s.id = r.slot_id
+     WHERE r.crawl_id = ? AND r.slot_id = ? AND (r.t, r.id) > (?, ?) ORDER BY r.t, r.id LIMIT ?`,
+  );
+
+  /** [from, to) of a stored series (seconds where they were not pruned, else minutes), or null when empty. */
+  function extent(crawlId: number, slotId: number): { from: number; to: number; secondsFrom: number | null } | null {
+    const sFirst = firstBucket.get(crawlId, 1000, slotId) as number | null;
+    const mFirst = firstBucket.get(crawlId, 60_000, slotId) as number | null;
+    if (mFirst === null && sFirst === null) return null;
+    const sLast = lastBucket.get(crawlId, 1000, slotId) as number | null;
+    const mLast = lastBucket.get(crawlId, 60_000, slotId) as number | null;
+    const from = sFirst !== null && (mFirst === null || sFirst < mFirst + 60_000) ? sFirst : (mFirst as number);
+    const to = sLast !== null ? sLast + 1000 : (mLast as number) + 60_000;
+    // Seconds before secondsFrom were pruned (retention): only minutes and hours cover them.
+    const pruned = mFirst !== null && (sFirst === null || sFirst >= mFirst + 60_000);
+    return { from, to, secondsFrom: pruned ? sFirst ?? Infinity : null };
+  }
+
+  function seriesKey(crawlId: number, slot: string | undefined): number | undefined {
+    return slot === undefined ? 0 : lookupSlot(crawlId, slot);
+  }
 
   const lookupSlot = (crawlId: number, key: string): number | undefined => slotId.get(crawlId, key) as number | undefined;
   const bounds = (q: TimeRange): [number, number, number] => [q.from ?? -Infinity, q.to ?? Infinity, q.limit ?? -1];
@@ -271,9 +415,11 @@ export function openHistoryReader(file: string): HistoryReader {
         if (!r) return undefined;
         return {
           ...toCrawlInfo(r),
-          config: JSON.parse(r[6] as string),
-          settings: JSON.parse(r[7] as string),
-          summary: r[8] === null ? null : JSON.parse(r[8] as string),
+          derivedFrom: r[6] as number | null,
+          config: JSON.parse(r[7] as string),
+          settings: JSON.parse(r[8] as string),
+          summary: r[9] === null ? null : JSON.parse(r[9] as string),
+          derived: r[10] === null ? null : JSON.parse(r[10] as string),
         };
       }),
 
@@ -345,16 +491,88 @@ export function openHistoryReader(file: string): HistoryReader {
         const res = q.resolution === 'second' ? 1000 : 60000;
         const from = Math.floor((q.from ?? -Infinity) / res) * res;
         const to = q.to ?? Infinity;
-        let rows: Row[];
-        if (q.slot === undefined) rows = seriesStored.all(crawlId, res, 0, from, to) as Row[];
-        else {
-          const id = lookupSlot(crawlId, q.slot);
-          if (id === undefined) rows = [];
-          else if (res === 60000) rows = seriesStored.all(crawlId, res, id, from, to) as Row[];
-          else rows = seriesRaw.all(res, res, crawlId, id, from, Math.ceil(to / res) * res) as Row[];
-        }
-        return rows.map(toSeriesPoint);
+        const id = seriesKey(crawlId, q.slot);
+        const rows = id === undefined ? [] : (seriesStored.all(crawlId, res, id, from, to) as Row[]);
+        return rows.map((r) => toSeriesPoint(r, res));
       }),
+
+    history: (crawlId, q = {}) =>
+      timed('history', () => {
+        const id = seriesKey(crawlId, q.slot);
+        if (id === undefined) return [];
+        const ext = extent(crawlId, id);
+        if (ext === null) return [];
+        const from = q.from ?? ext.from;
+        const to = q.to ?? ext.to;
+        if (!(to > from)) return [];
+        const maxPoints = q.maxPoints ?? DEFAULT_MAX_POINTS;
+        let minSpan = q.resolution === 'minute' ? 60_000 : 1000;
+        // Seconds pruned inside the range: read minutes there instead.
+        if (minSpan < 60_000 && ext.secondsFrom !== null && from < ext.secondsFrom) minSpan = 60_000;
+        const span = chooseSpan(from, to, maxPoints, minSpan);
+        const res = levelFor(span);
+        // Whole points: each one holds every bucket of [t, t + span).
+        const lo = Math.floor(from / span) * span;
+        const hi = Math.ceil(to / span) * span;
+        const rows = span === res
+          ? (seriesStored.all(crawlId, res, id, lo, hi) as Row[])
+          : (seriesMerged.all(span, span, crawlId, res, id, lo, hi) as Row[]);
+        return rows.map((r) => toSeriesPoint(r, span));
+      }),
+
+    scatter: (crawlId, q) =>
+      timed('scatter', () => {
+        const id = lookupSlot(crawlId, q.slot);
+        if (id === undefined) return [];
+        const ext = extent(crawlId, id);
+        if (ext === null) return [];
+        const from = q.from ?? ext.from;
+        const to = q.to ?? ext.to;
+        if (!(to > from)) return [];
+        const maxPoints = q.maxPoints ?? DEFAULT_MAX_POINTS;
+        const point = (r: Row, o: number): ScatterPoint => ({
+          t: r[o] as number, latency: r[o + 1] as number | null, status: r[o + 2] as number | null, delay: r[o + 3] as number,
+        });
+        // Raw rows before the slot's first one were pruned (retention): the buckets' exemplars stand in.
+        const rawFirst = firstRaw.get(crawlId, id) as number | null;
+        const rawCovers = rawFirst !== null && Math.floor(rawFirst / 1000) * 1000 <= Math.max(from, ext.from);
+        if (rawCovers) {
+          const all = scatterAll.all(crawlId, id, from, to, maxPoints + 1) as Row[];
+          if (all.length <= maxPoints) return all.map((r) => point(r, 0));
+        }
+        // Three picks per group: the slowest, the fastest and the worst status.
+        const span = chooseSpan(from, to, Math.max(1, Math.floor(maxPoints / 3)), rawCovers ? 1 : 1000);
+        const res = levelFor(span);
+        const groups: Row[][] = res === 0
+          ? scatterRaw.map((st) => st.all(span, crawlId, id, from, to) as Row[])
+          : scatterBuckets.map((st) => st.all(span, crawlId, res, id, Math.floor(from / res) * res, to) as Row[]);
+        const seen = new Set<string>();
+        const out: ScatterPoint[] = [];
+        for (const rows of groups) {
+          for (const r of rows) {
+            const p = point(r, 2);
+            if (p.t < from || p.t >= to) continue;
+            const key = `${p.t}|${p.latency}|${p.status}`;
+            if (seen.has(key)) continue;
+            seen.add(key);
+            out.push(p);
+          }
+        }
+        return out.sort((a, b) => a.t - b.t);
+      }),
+
+    responsePage: (crawlId, after, limit, slot) =>
+      timed('responsePage', () => {
+        let rows: Row[];
+        if (slot === undefined) rows = pageAll.all(crawlId, after[0], after[1], limit) as Row[];
+        else {
+          const id = lookupSlot(crawlId, slot);
+          rows = id === undefined ? [] : (pageSlot.all(crawlId, id, after[0], after[1], limit) as Row[]);
+        }
+        return rows.map((r) => ({ id: r[0] as number, ...toResponse(r.slice(1)) }));
+      }),
+
+    retention: () => readRetention(db),
 
     close: () => db.close(),
   };

@@ -31,7 +31,7 @@ describe('openDatabase', () => {
     expect(db.pragma('busy_timeout', { simple: true })).toBe(5000);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(tables(db)).toEqual(
-      ['changes', 'crawls', 'events', 'frontier', 'responses', 'series', 'slot_stats', 'slots', 'status_counts'].sort(),
+      ['app_settings', 'changes', 'crawls', 'events', 'frontier', 'responses', 'series', 'series_state', 'slot_stats', 'slots', 'status_counts'].sort(),
     );
     db.close();
   });
