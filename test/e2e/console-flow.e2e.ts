@@ -35,8 +35,17 @@ test('done when: Polite preset from the form, start, pause a slot, change settin
   assert.match((await textOf(page.getByTestId('seed-problems'))) ?? '', /line 2: ftp:\/\/nope\.test\/ \(ftp: is not http or https\)/);
   assert.match((await textOf(page.getByTestId('seed-count'))) ?? '', /^3 valid seeds · 1 bad line/);
   await form.getByLabel('Preset').selectOption({ label: 'Polite, one site' });
-  // Exact gaps to check against: no randomization (over the preset, in the Advanced box).
-  await form.getByLabel('Advanced settings').fill('{"RANDOMIZE_DOWNLOAD_DELAY": false}');
+  // Exact gaps to check against: no randomization, set over the preset in the list of every setting
+  // (a wrong value first: refused by the field, Create held back).
+  await page.getByTestId('every-setting').locator('summary').click();
+  const randomize = page.getByTestId('new-setting-RANDOMIZE_DOWNLOAD_DELAY');
+  assert.match((await textOf(randomize)) ?? '', /default 0\.5/);
+  await randomize.locator('input').fill('maybe');
+  await waitFor(async () => /RANDOMIZE_DOWNLOAD_DELAY/.test((await textOf(randomize.getByTestId('new-setting-error'))) ?? ''), 'the inline refusal', 5000);
+  assert.equal(await form.getByRole('button', { name: 'Create' }).isDisabled(), true);
+  await randomize.locator('input').fill('false');
+  await waitFor(async () => (await randomize.getByTestId('new-setting-error').count()) === 0, 'the refusal gone', 5000);
+  assert.match((await textOf(page.getByTestId('new-setting-DOWNLOAD_DELAY'))) ?? '', /preset 1/, 'the preset\'s value is shown beside the default');
   await form.getByLabel('Resolve').fill(JSON.stringify(stack.site.resolve));
   await form.getByRole('button', { name: 'Create' }).click();
   await page.getByTestId('created-note').waitFor({ timeout: 5000 });
@@ -46,6 +55,7 @@ test('done when: Polite preset from the form, start, pause a slot, change settin
   const initial = await stack.call<Record<string, unknown>>('settings.get', { id });
   assert.equal(initial.AUTOTHROTTLE_TARGET_CONCURRENCY, 1);
   assert.equal(initial.DOWNLOAD_DELAY, 1);
+  assert.equal(initial.RANDOMIZE_DOWNLOAD_DELAY, false);
 
   // 2. Start; a row per host appears, and the live header counts.
   await page.getByRole('button', { name: 'Start', exact: true }).click();

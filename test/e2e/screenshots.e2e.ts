@@ -113,6 +113,19 @@ test('screenshots in light and dark at 1280×800', async (t) => {
   await form.getByLabel('Preset').selectOption({ label: 'Polite, one site' });
   await form.getByLabel('Max pages').fill('500');
   await page.getByTestId('seed-problems').waitFor({ timeout: 5000 });
+  // Every setting, over the preset: one set here, one refused inline.
+  await page.getByTestId('every-setting').locator('summary').click();
+  await page.locator('#new-setting-CONCURRENT_REQUESTS').fill('32');
+  await page.locator('#new-setting-DOWNLOAD_DELAY').fill('-1');
+  await page.getByTestId('new-setting-DOWNLOAD_DELAY').getByTestId('new-setting-error').waitFor({ timeout: 5000 });
+  await page.locator('#new-setting-DOWNLOAD_DELAY').blur();
+  // The form from its top, the list scrolled to the refused field.
+  await page.evaluate(`(() => {
+    const list = document.querySelector('.every-setting-list');
+    const row = list.querySelector('[data-testid="new-setting-DOWNLOAD_DELAY"]');
+    list.scrollTop = row.offsetTop - list.offsetTop - 60;
+  })()`);
+  await page.getByTestId('new-crawl-form').evaluate((form) => form.scrollTo(0, 0));
   await shoot('new-crawl');
   assertNoPageErrors(p);
 });

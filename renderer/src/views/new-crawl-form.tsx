@@ -1,10 +1,15 @@
 // The "New crawl" form: name, seeds (typed, or loaded from a file; bad lines named by number before
 // and after Create), follow rules, a preset and extra settings checked with shared applySettings as typed.
 
-import { useMemo, useState } from 'react';
+import { useCallback, useMemo, useState } from 'react';
 import type { AppError, SeedLineErrorWire } from '../../../shared/contract';
-import { applySettings, PRESETS } from '../../../shared/settings';
+import { applySettings, DEFAULT_SETTINGS, PRESETS } from '../../../shared/settings';
+import type { SchemaStore } from '../store/app-state';
+import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
+import { checkDrafts, EverySetting, type SettingDrafts } from './new-crawl-settings';
+
+const schemaOf = (s: SchemaStore) => s.current();
 
 const SCOPES = ['host', 'domain', 'any', 'none'] as const;
 /** Bad seed lines listed under the box; the count says how many more. */
@@ -65,7 +70,7 @@ interface Created {
 }
 
 export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpen: (crawlId: number) => void }) {
-  const { commands, transport } = useApp();
+  const { commands, transport, stores } = useApp();
   const [name, setName] = useState('');
   const [seeds, setSeeds] = useState('');
   const [scope, setScope] = useState<(typeof SCOPES)[number]>('host');
@@ -73,6 +78,8 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
   const [maxPages, setMaxPages] = useState('');
   const [presetId, setPresetId] = useState('');
   const [advanced, setAdvanced] = useState('');
+  const [drafts, setDrafts] = useState<SettingDrafts>({});
+  const schema = useStore(stores.schema, schemaOf);
   const [resolve, setResolve] = useState('');
   const [busy, setBusy] = useState(false);
   const [hostError, setHostError] = useState<AppError | null>(null);
@@ -104,19 +111,33 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
   const depth = limitOf(maxDepth, 'Max depth');
   const pages = limitOf(maxPages, 'Max pages');
   const resolveCheck = parseObject(resolve, 'Resolve');
+  // The preset over the defaults: what each field of "every setting" starts from.
+  const base = useMemo(() => {
+    const r = applySettings(preset?.settings ?? {});
+    return r.ok ? r.settings : DEFAULT_SETTINGS;
+  }, [preset]);
+  const draftCheck = useMemo(() => checkDrafts(schema, drafts, base), [schema, drafts, base]);
+  const onDraft = useCallback((name: string, text: string | null) => setDrafts((d) => {
+    const next = { ...d };
+    if (text === null) delete next[name];
+    else next[name] = text;
+    return next;
+  }), []);
   const settingsCheck = useMemo(() => {
     const extra = parseObject(advanced, 'Advanced settings');
     if (extra.error) return { value: undefined, error: extra.error };
-    const merged = { ...(preset?.settings ?? {}), ...(extra.value ?? {}) };
+    const merged = { ...(preset?.settings ?? {}), ...draftCheck.values, ...(extra.value ?? {}) };
     const r = applySettings(merged);
     if (!r.ok) return { value: undefined, error: r.errors.map((e) => e.message).join('\n') };
     return { value: merged, error: null };
-  }, [advanced, preset]);
+  }, [advanced, preset, draftCheck]);
+  const refused = Object.keys(draftCheck.errors);
 
   const blocking = [
     name.trim() === '' ? 'Give the crawl a name.' : null,
     seedCheck.good === 0 ? 'Give at least one http(s) seed URL.' : null,
     depth.error, pages.error, resolveCheck.error, settingsCheck.error,
+    refused.length > 0 ? `Fix the refused setting${refused.length === 1 ? '' : 's'}: ${refused.join(', ')}.` : null,
   ].filter((x): x is string => x !== null);
 
   const submit = async () => {
@@ -226,8 +247,9 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
             {preset ? preset.help : 'Scrapy\'s defaults: no AutoThrottle, 8 requests per host, no delay.'}
           </div>
           {preset && <code className="preset-settings">{JSON.stringify(preset.settings)}</code>}
+          <EverySetting base={base} drafts={drafts} errors={draftCheck.errors} onDraft={onDraft} />
           <label className="field">
-            <span className="field-label">Advanced: more settings (JSON, over the preset)</span>
+            <span className="field-label">Settings as JSON (over the preset and the list above)</span>
             <textarea className="input mono" rows={4} value={advanced} spellCheck={false} onChange={(e) => setAdvanced(e.target.value)}
               placeholder={'{"DOWNLOAD_DELAY": 0.5}'} aria-invalid={settingsCheck.error !== null} aria-label="Advanced settings" />
           </label>
