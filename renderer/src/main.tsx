@@ -8,6 +8,7 @@ import { pickTransport } from './transport/pick-transport';
 import { App } from './views/app';
 import { AppContext } from './views/app-context';
 import './styles.css';
+import './history.css';
 
 const app = createAppState(pickTransport(window));
 const root = document.getElementById('root');
