@@ -8,6 +8,7 @@ import type { CrawlRates } from '../store/crawl-rates';
 import type { CrawlsStore } from '../store/crawls-store';
 import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
+import { ImportLogButton } from './history/import-log';
 import { DASH, formatCount, formatWhen } from './format';
 import { CRAWL_STATUS_TONE } from './tones';
 
@@ -23,9 +24,12 @@ export function CrawlList({ selectedId, onSelect, onNew }: { selectedId: number 
       <div className="panel-head">
         <h2 id="crawls-title">Crawls</h2>
         <span className="panel-note">{isLoaded ? `${crawls.length} in the history` : 'loading…'}</span>
-        <button type="button" className="btn btn-small panel-action" onClick={onNew}>
-          New crawl
-        </button>
+        <span className="panel-action">
+          <ImportLogButton onImported={onSelect} />{' '}
+          <button type="button" className="btn btn-small" onClick={onNew}>
+            New crawl
+          </button>
+        </span>
       </div>
       {isLoaded && crawls.length === 0 ? (
         <p className="empty">No crawls yet.</p>

@@ -1,0 +1,44 @@
+// The History tab of a crawl: pick a slot (or arrive from the slot table's "Open history"), then
+// its detail view; the picked slot is the crawl panel's state so switching tabs keeps it.
+
+import { useState } from 'react';
+import { SlotDetail } from './slot-detail';
+import { useSlotKeys } from './slot-keys';
+
+export function HistoryTab({ crawlId, slot, onSlot }: { crawlId: number; slot: string | null; onSlot: (slot: string) => void }) {
+  const keys = useSlotKeys(crawlId);
+  const [typed, setTyped] = useState<string | null>(null);
+  const shown = slot ?? null;
+  const listId = `history-slots-${crawlId}`;
+  return (
+    <div className="history-tab" data-testid="history-tab">
+      <form className="history-pick" onSubmit={(e) => { e.preventDefault(); if (typed?.trim()) onSlot(typed.trim()); }}>
+        <label className="field-row">
+          <span className="muted">Slot</span>
+          <input className="input slot-input" list={listId} value={typed ?? shown ?? ''} placeholder={keys[0] ?? 'a slot key, e.g. example.com'}
+            onChange={(e) => setTyped(e.target.value)} onBlur={() => typed?.trim() && typed.trim() !== shown && onSlot(typed.trim())}
+            aria-label="Slot to show" data-testid="history-slot-input" />
+        </label>
+        <datalist id={listId}>
+          {keys.slice(0, 500).map((k) => <option key={k} value={k} />)}
+        </datalist>
+        <button type="submit" className="btn btn-small">Show</button>
+        {keys.length > 0 && (
+          <span className="history-quick muted">
+            Busiest:{' '}
+            {keys.slice(0, 5).map((k) => (
+              <button key={k} type="button" className={`link${k === shown ? ' strong' : ''}`} onClick={() => { setTyped(null); onSlot(k); }}>
+                {k}
+              </button>
+            ))}
+          </span>
+        )}
+      </form>
+      {shown ? (
+        <SlotDetail key={`${crawlId}|${shown}`} crawlId={crawlId} slot={shown} />
+      ) : (
+        <p className="empty">Pick a slot above, or use “History” on a row of the slot table, to see its latency, delays, backoff and marks over time.</p>
+      )}
+    </div>
+  );
+}

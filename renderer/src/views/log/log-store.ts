@@ -1,0 +1,123 @@
+// The debug log of one crawl outside React: the latest events ('log.events', AutoThrottle's lines
+// and the engine's), refetched every second while the crawl runs, with lines written Scrapy's way.
+
+import { scrapyLogPrefix } from '../../../../shared/debug-line';
+import type { EventKind, EventRecord } from '../../../../shared/types';
+import { FrameStore } from '../../store/frame-store';
+import type { Transport } from '../../transport/transport';
+import { toAppError } from '../../transport/transport';
+
+/** How many of the latest events the view holds. */
+export const LOG_LIMIT = 20_000;
+
+const LEVEL: Readonly<Record<EventKind, string>> = { debug: 'INFO', info: 'INFO', warning: 'WARNING', error: 'ERROR' };
+
+/**
+ * An event as a log line: AutoThrottle's debug lines exactly as Scrapy prints them (logger
+ * scrapy.extensions.throttle), the engine's notes, warnings and errors under the logger `slotscope`.
+ */
+export function logLine(e: EventRecord): string {
+  if (e.kind === 'debug' && e.code === 'autothrottle') return scrapyLogPrefix(e.t) + e.text;
+  return scrapyLogPrefix(e.t, 'slotscope', LEVEL[e.kind]) + e.text;
+}
+
+export interface LogLine {
+  readonly event: EventRecord;
+  readonly text: string;
+  /** Lower-cased text for the filter. */
+  readonly lower: string;
+}
+
+const key = (e: EventRecord) => `${e.t}|${e.kind}|${e.code}|${e.slot ?? ''}|${e.text}`;
+
+export class LogStore extends FrameStore {
+  private lines: readonly LogLine[] = [];
+  private err: string | null = null;
+  private loadingValue = true;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private busy = false;
+  private filterSig = '';
+
+  constructor(private readonly transport: Transport, private readonly crawlId: number) {
+    super();
+  }
+
+  all(): readonly LogLine[] {
+    return this.lines;
+  }
+
+  error(): string | null {
+    return this.err;
+  }
+
+  loading(): boolean {
+    return this.loadingValue;
+  }
+
+  /** Fetches now, and every second while `live`; `slot` and `kind` narrow the query on the host. */
+  start(live: boolean, slot: string | null, kind: EventKind | null): void {
+    const sig = `${slot ?? ''}|${kind ?? ''}`;
+    if (sig !== this.filterSig) {
+      this.filterSig = sig;
+      this.lines = [];
+      this.loadingValue = true;
+      this.changed();
+    }
+    this.stop();
+    const load = () => void this.load(slot, kind);
+    load();
+    if (live) this.timer = setInterval(load, 1000);
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private async load(slot: string | null, kind: EventKind | null): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    const sig = this.filterSig;
+    try {
+      const events = await this.transport.invoke('log.events', {
+        id: this.crawlId, limit: LOG_LIMIT, ...(slot ? { slot } : {}), ...(kind ? { kind } : {}),
+      });
+      if (sig !== this.filterSig) return;
+      this.merge(events);
+      this.err = null;
+    } catch (e) {
+      this.err = toAppError(e).message;
+    } finally {
+      this.busy = false;
+      this.loadingValue = false;
+      this.changed();
+    }
+  }
+
+  /** Appends what came after the last line held; when that line is no longer in the answer, takes the answer whole. */
+  private merge(events: readonly EventRecord[]): void {
+    const toLine = (event: EventRecord): LogLine => {
+      const text = logLine(event);
+      return { event, text, lower: text.toLowerCase() };
+    };
+    const last = this.lines[this.lines.length - 1];
+    let i = -1;
+    if (last) {
+      const k = key(last.event);
+      for (let j = events.length - 1; j >= 0; j--) {
+        if (events[j].t < last.event.t) break;
+        if (key(events[j]) === k) {
+          i = j;
+          break;
+        }
+      }
+    }
+    if (i < 0) {
+      this.lines = events.map(toLine);
+      return;
+    }
+    if (i === events.length - 1) return;
+    const next = this.lines.concat(events.slice(i + 1).map(toLine));
+    this.lines = next.length > LOG_LIMIT ? next.slice(next.length - LOG_LIMIT) : next;
+  }
+}
