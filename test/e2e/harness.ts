@@ -174,6 +174,8 @@ export interface Stack {
   readonly serverLog: string[];
   /** Calls the core directly (as another client would), failing on a refusal. */
   call<T>(method: string, params: unknown): Promise<T>;
+  /** Epoch ms when the site started (within a few ms): site log time + this ≈ epoch time. */
+  readonly siteStartedAt: number;
   /** The site's log entries for `host`, robots.txt included, in arrival order. */
   arrivals(host: string): LogEntry[];
 }
@@ -188,6 +190,8 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) throw new Error(`${RENDERER_DIR}/index.html is missing: run \`node renderer/build.mjs\``);
   const dir = t.tmpDir();
   const site = await startTestSite(scenario, { keepLog: true });
+  // The site's log times count from its start, which happens just before startTestSite resolves.
+  const siteStartedAt = Date.now();
   t.defer(() => site.close());
   const core = await createCore({ db: join(dir, 'e2e.sqlite') });
   t.defer(() => core.close());
@@ -219,6 +223,7 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
     server,
     crawlIds,
     serverLog,
+    siteStartedAt,
     call,
     arrivals: (host) => site.log.filter((e) => e.host === host).sort((a, b) => a.t - b.t),
   };
@@ -268,4 +273,22 @@ export const slotOrder = (page: Page): Promise<(string | null)[]> =>
 export function ensureScreenshotsDir(): string {
   mkdirSync(SCREENSHOTS_DIR, { recursive: true });
   return SCREENSHOTS_DIR;
+}
+
+/** What a history chart holds, read through the renderer's test hook `window.__slotscopeCharts` (data, not pixels). */
+export interface ChartData {
+  readonly id: string;
+  readonly datasets: readonly { readonly label: string; readonly type: string; readonly points: readonly { x: number; y: number | null }[] }[];
+  readonly annotations: readonly { t: number; until?: number; kind: string; title: string; source: string; detail?: string }[];
+  readonly xMin: number | null;
+  readonly xMax: number | null;
+  readonly draws: number;
+  readonly firstDataDrawAt: number | null;
+  readonly lastDrawAt: number | null;
+  readonly points: number;
+}
+
+/** A chart's data by id (`slot-latency`, `overview-throughput`…), or null when it is not on screen. */
+export async function chartData(page: Page, id: string): Promise<ChartData | null> {
+  return (await page.evaluate(`window.__slotscopeCharts ? window.__slotscopeCharts.get(${JSON.stringify(id)}) : null`)) as ChartData | null;
 }
