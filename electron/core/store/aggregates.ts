@@ -1,5 +1,5 @@
-// Per-second, per-minute and per-hour aggregates of the responses, per slot and for the whole crawl,
-// kept by the history worker as samples arrive so charts over hours read buckets, not raw rows.
+// Aggregates of the responses per second, 10 seconds, minute, 10 minutes and hour, per slot and for
+// the whole crawl, kept by the history worker as samples arrive so charts over hours read buckets.
 //
 // Each bucket holds counts by status class, latency sum/min/max and a p95 estimate, the delay (sum
 // and last), in-flight (sum and max), bytes, and three exemplar responses (the slowest, the
@@ -16,8 +16,11 @@
 // (downsampling) merge their histograms, so the same bound holds for any group of buckets.
 import type { Database, Statement } from 'better-sqlite3';
 
-/** Bucket widths kept, in ms: second, minute, hour. */
-export const LEVELS = [1000, 60_000, 3_600_000] as const;
+/**
+ * Bucket widths kept, in ms: 1 s, 10 s, 1 min, 10 min, 1 h. A downsampled point then never merges
+ * more than a few buckets of the level below it (reads stay small for any range).
+ */
+export const LEVELS = [1000, 10_000, 60_000, 600_000, 3_600_000] as const;
 export type Level = (typeof LEVELS)[number];
 
 /** Stored buckets are written at most this often (and on every flush/close), in ms. */
@@ -267,7 +270,7 @@ export class BucketAcc {
   bytes = 0;
   /** Changed since it was last written. */
   dirty = false;
-  /** What of this (current) second bucket was already added to its minute and hour (null: nothing). */
+  /** What of this (current) second bucket was already added to the coarser levels (null: nothing). */
   folded: FoldMark | null = null;
 
   constructor(
@@ -458,11 +461,11 @@ interface LevelState {
 }
 
 /**
- * A slot's (slotId > 0) or a whole crawl's (slotId 0) three levels. A response of the current
- * second goes into that second only; what the second gained is added to its minute and hour
+ * A slot's (slotId > 0) or a whole crawl's (slotId 0) levels. A response of the current second
+ * goes into that second only; what the second gained is added to the coarser buckets holding it
  * ("folded") when the next second starts and before each write, so a response costs one bucket
- * update per series instead of three. A response for an older second (a late one) goes into all
- * three levels at once.
+ * update per series instead of one per level. A response for an older second (a late one) goes
+ * into every level at once.
  */
 interface Series {
   readonly crawlId: number;
@@ -488,7 +491,7 @@ export class SeriesAggregator {
   /** slot id (> 0) → series; −crawl id → the crawl's whole-crawl series. */
   private readonly series = new Map<number, Series>();
   private dirty: BucketAcc[] = [];
-  /** Series whose current second has responses not yet folded into its minute and hour. */
+  /** Series whose current second has responses not yet folded into the coarser levels. */
   private unfolded: Series[] = [];
   /** Highest response id added since the last write (0: none). */
   private addedUpTo = 0;
@@ -641,7 +644,7 @@ export class SeriesAggregator {
       }
       if (cur !== null && s.unfolded) this.fold(s);
       cur = this.bucketOf(s, s.levels[0], second);
-      // What a stored second already holds is in its stored minute and hour.
+      // What a stored second already holds is in its stored coarser buckets.
       cur.folded = cur.requests > 0 ? cur.mark() : null;
       s.current = cur;
     }
@@ -652,7 +655,7 @@ export class SeriesAggregator {
     this.touch(cur).add(t, status, latency, bin, failed, sev, delay, bytes, inFlight);
   }
 
-  /** Adds what the current second gained since its last fold to its minute and hour. */
+  /** Adds what the current second gained since its last fold to the coarser buckets holding it. */
   private fold(s: Series): void {
     const cur = s.current;
     if (cur === null || !s.unfolded) return;

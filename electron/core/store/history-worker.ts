@@ -103,7 +103,7 @@ class HistoryStore {
   private readonly writeGroupTx: Transaction<(ms: readonly BatchMessage[]) => void>;
   /** Frontier ops and slot states (crash-safe resume). */
   readonly frontier: FrontierWriter;
-  /** The per-second/minute/hour buckets (store/aggregates.ts). */
+  /** The 1 s … 1 h buckets of every slot and crawl (store/aggregates.ts). */
   readonly series: SeriesAggregator;
 
   constructor(private readonly db: Database) {

@@ -169,10 +169,13 @@ const MERGED_COLUMNS = `sum(requests), sum(responses), sum(s2xx), sum(s3xx), sum
   min(latency_min), slotscope_p95(latency_hist, latency_min, latency_max), slotscope_last(delay_last_t, delay_last),
   CASE WHEN sum(requests) > 0 THEN total(in_flight_sum) / sum(requests) ELSE 0 END, max(in_flight_max)`;
 
-/** Round spans a downsampled point may cover (ms); beyond the last, whole days. */
+/**
+ * Round spans a downsampled point may cover (ms); beyond the last, whole days. Each is a small
+ * multiple (at most 6, 12 for half a day) of a stored level, so a point merges few buckets.
+ */
 const SPANS = [
   1, 2, 5, 10, 20, 50, 100, 200, 500,
-  1000, 2000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000, 1_800_000,
+  1000, 2000, 5000, 10_000, 20_000, 30_000, 60_000, 120_000, 300_000, 600_000, 1_200_000, 1_800_000,
   3_600_000, 7_200_000, 10_800_000, 21_600_000, 43_200_000, 86_400_000,
 ];
 
@@ -189,7 +192,7 @@ export function chooseSpan(from: number, to: number, maxPoints: number, minSpan:
   return days * 86_400_000;
 }
 
-/** The coarsest stored level (1 s, 1 min, 1 h) that divides `span` (0 when none: under a second). */
+/** The coarsest stored level (1 s, 10 s, 1 min, 10 min, 1 h) that divides `span` (0 when none: under a second). */
 function levelFor(span: number): number {
   for (let i = LEVELS.length - 1; i >= 0; i--) if (span % LEVELS[i] === 0) return LEVELS[i];
   return 0;
@@ -379,7 +382,7 @@ export function openHistoryReader(file: string): HistoryReader {
      WHERE r.crawl_id = ? AND r.slot_id = ? AND (r.t, r.id) > (?, ?) ORDER BY r.t, r.id LIMIT ?`,
   );
 
-  /** [from, to) of a stored series (seconds where they were not pruned, else minutes), or null when empty. */
+  /** [from, to) of a stored series (from seconds where they were not pruned, else minutes), or null when empty. */
   function extent(crawlId: number, slotId: number): { from: number; to: number; secondsFrom: number | null } | null {
     const sFirst = firstBucket.get(crawlId, 1000, slotId) as number | null;
     const mFirst = firstBucket.get(crawlId, 60_000, slotId) as number | null;
@@ -507,8 +510,8 @@ export function openHistoryReader(file: string): HistoryReader {
         if (!(to > from)) return [];
         const maxPoints = q.maxPoints ?? DEFAULT_MAX_POINTS;
         let minSpan = q.resolution === 'minute' ? 60_000 : 1000;
-        // Seconds pruned inside the range: read minutes there instead.
-        if (minSpan < 60_000 && ext.secondsFrom !== null && from < ext.secondsFrom) minSpan = 60_000;
+        // Seconds pruned inside the range: read 10-second buckets there instead.
+        if (minSpan < 10_000 && ext.secondsFrom !== null && from < ext.secondsFrom) minSpan = 10_000;
         const span = chooseSpan(from, to, maxPoints, minSpan);
         const res = levelFor(span);
         // Whole points: each one holds every bucket of [t, t + span).
@@ -541,7 +544,8 @@ export function openHistoryReader(file: string): HistoryReader {
           if (all.length <= maxPoints) return all.map((r) => point(r, 0));
         }
         // Three picks per group: the slowest, the fastest and the worst status.
-        const span = chooseSpan(from, to, Math.max(1, Math.floor(maxPoints / 3)), rawCovers ? 1 : 1000);
+        const secondsPruned = ext.secondsFrom !== null && from < ext.secondsFrom;
+        const span = chooseSpan(from, to, Math.max(1, Math.floor(maxPoints / 3)), rawCovers ? 1 : secondsPruned ? 10_000 : 1000);
         const res = levelFor(span);
         const groups: Row[][] = res === 0
           ? scatterRaw.map((st) => st.all(span, crawlId, id, from, to) as Row[])

@@ -4,8 +4,8 @@
 // Settings live in the database's app_settings table (key 'retention'): they belong to the file,
 // not to a crawl. Raw responses older than rawMaxAgeDays, or beyond the newest rawMaxRowsPerCrawl
 // of a crawl, are deleted together with the AutoThrottle debug lines (events of kind 'debug') of
-// the same time span; per-second buckets older than secondsMaxAgeDays are deleted; minute and hour
-// buckets, slot_stats, status counts, changes and other events are never pruned.
+// the same time span; per-second buckets older than secondsMaxAgeDays are deleted; the coarser
+// buckets (10 s to 1 h), slot_stats, status counts, changes and other events are never pruned.
 import type { Database, Statement } from 'better-sqlite3';
 import type { RetentionSettings } from '../../../shared/contract';
 

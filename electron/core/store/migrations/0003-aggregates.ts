@@ -1,5 +1,5 @@
-// Long crawls stay fast to inspect: per-second, per-minute and per-hour buckets per slot and for
-// the whole crawl (series, rebuilt from the raw rows), app-level settings (retention), derived crawls (what-if).
+// Long crawls stay fast to inspect: buckets of 1 s to 1 h per slot and for the whole crawl (series,
+// rebuilt from the raw rows), app-level settings (retention), derived crawls (what-if).
 import type { Migration } from '../migrate';
 
 export const migration0003: Migration = {
@@ -8,7 +8,7 @@ export const migration0003: Migration = {
   up(db) {
     db.exec(`
       -- The chart series, replacing 0001's: every level for every slot (slot_id 0 = whole crawl).
-      -- res_ms 1000, 60000 or 3600000; bucket = start of the second/minute/hour in epoch ms.
+      -- res_ms 1000, 10000, 60000, 600000 or 3600000; bucket = start of the bucket in epoch ms.
       -- latency_hist: the log-scale latency histogram (store/aggregates.ts) behind latency_p95.
       -- min_*/max_*: the fastest and slowest response of the bucket; odd_*: the one with the worst
       -- status (odd_sev > 0: failure 6, 5xx 5, 429 4, 4xx 3, 3xx 2, 1xx 1). delay_* are delay_after
