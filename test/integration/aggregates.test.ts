@@ -272,6 +272,13 @@ describe('aggregates', () => {
     writer = await openWriter(file);
     expectBucketsMatchRaw(file, crawlId);
     await writer.close();
+    // A database aggregated by an early schema-3 build, without the 10 s and 10 min levels: rebuilt.
+    const early = new Sqlite(file);
+    early.exec(`DELETE FROM series WHERE res_ms IN (10000, 600000)`);
+    early.close();
+    writer = await openWriter(file);
+    expectBucketsMatchRaw(file, crawlId);
+    await writer.close();
 
     // A database of schema 2 (before aggregates) with rows: opening it migrates and aggregates them.
     const old = join(dir, 'v2.sqlite');

@@ -574,6 +574,21 @@ export class SeriesAggregator {
   }
 
   /**
+   * A database aggregated before every level of LEVELS existed (an early build of schema 3) gets
+   * its buckets rebuilt from the raw rows by the next catchUp. Returns whether it did.
+   */
+  rebuildIfLevelsMissing(): boolean {
+    const has = this.db.prepare(`SELECT 1 FROM series WHERE res_ms = ? LIMIT 1`).pluck();
+    if (has.get(LEVELS[0]) === undefined || LEVELS.every((res) => has.get(res) !== undefined)) return false;
+    this.db.transaction(() => {
+      this.db.exec(`DELETE FROM series`);
+      this.setCovered.run(0);
+    }).immediate();
+    this.reset();
+    return true;
+  }
+
+  /**
    * Aggregates the response rows above `series_state.covered_id` (rows a crash kept from being
    * aggregated, or every row after the migration that added this table), in transactions of
    * `chunk` rows. Returns the number of rows aggregated. Run it with nothing pending.

@@ -346,6 +346,7 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
     db = openDatabase(init.file);
     store = new HistoryStore(db);
     // Rows a crash kept out of the buckets (or every row, after migration 3) are aggregated now.
+    store.series.rebuildIfLevelsMissing();
     store.series.catchUp();
     // With the lock held, a crawl still marked running belongs to a process that died.
     interrupted = markInterrupted(db);
