@@ -19,6 +19,11 @@ export interface SlotFeed {
   tick(share?: number): number;
   /** Ticks every 1000/hz ms until stop(); returns the stop function. */
   run(hz: number, share?: number): () => void;
+  /**
+   * Computes `ticks` updates ahead (each exactly what tick() would send) and then sends them in turn,
+   * round and round, every 1000/hz ms: the page gets the same load without the feed's CPU in the way.
+   */
+  replay(ticks: number, hz: number, share?: number): () => void;
   /** Rows sent so far, and ticks. */
   readonly sent: { rows: number; ticks: number; ms: number };
   /** The row of a slot as the feed last computed it. */
@@ -79,8 +84,7 @@ export function feedSlots(core: Dispatcher, crawlId: number, n: number, o: { see
     for (const l of listeners) l(event, payload);
   };
 
-  function tick(share = 1): number {
-    const t0 = performance.now();
+  function step(share: number): SlotTuple[] {
     const t = now();
     for (const s of slots) {
       if (share < 1 && random() >= share) continue;
@@ -96,9 +100,18 @@ export function feedSlots(core: Dispatcher, crawlId: number, n: number, o: { see
       s.inFlight = s.queue.size > 0 ? 0 : Math.floor(random() * 3);
       if (s.queue.size > 0) s.lastStart = t - random() * 500;
     }
-    const rows = diff.changed(slots, settings, t);
+    return diff.changed(slots, settings, t);
+  }
+
+  function send(rows: readonly SlotTuple[]): void {
     for (const r of rows) last.set(r[0], r);
     if (rows.length > 0) emit('slots.update', { crawlId, rows });
+  }
+
+  function tick(share = 1): number {
+    const t0 = performance.now();
+    const rows = step(share);
+    send(rows);
     sent.rows += rows.length;
     sent.ticks++;
     sent.ms += performance.now() - t0;
@@ -131,6 +144,19 @@ export function feedSlots(core: Dispatcher, crawlId: number, n: number, o: { see
     tick,
     run(hz, share = 1) {
       const timer = setInterval(() => tick(share), 1000 / hz);
+      return () => clearInterval(timer);
+    },
+    replay(ticks, hz, share = 1) {
+      const recorded = Array.from({ length: ticks }, () => step(share));
+      let i = 0;
+      const timer = setInterval(() => {
+        const t0 = performance.now();
+        const rows = recorded[i++ % recorded.length];
+        send(rows);
+        sent.rows += rows.length;
+        sent.ticks++;
+        sent.ms += performance.now() - t0;
+      }, 1000 / hz);
       return () => clearInterval(timer);
     },
     sent,

@@ -17,7 +17,7 @@ export const ROW_HEIGHT = 30;
 /** Height of the sticky header row, px. */
 const HEAD_HEIGHT = 36;
 /** Rows rendered above and below the visible ones. */
-const OVERSCAN = 8;
+const OVERSCAN = 6;
 
 const resultOf = (v: SlotTableView): SlotViewResult => v.result();
 const sortOf = (v: SlotTableView): SlotSort => v.current().sort;
