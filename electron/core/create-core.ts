@@ -162,6 +162,9 @@ export async function createCore(o: CoreOptions): Promise<Core> {
 
   /** Resumes a stored interrupted, paused or stopped crawl from its saved frontier and live settings. */
   async function resumeStored(id: number): Promise<CrawlInfo> {
+    if (starting.has(id)) fail('conflict', `crawl ${id} is already starting`, 'id');
+    // A crawl that has just ended (e.g. stopped) is resumed after its final status is written.
+    await Promise.all([...finalizing]);
     const c = stored(id);
     if (running.has(id) || starting.has(id)) fail('conflict', `crawl ${id} is already running`, 'id');
     if (!RESUMABLE.includes(c.status)) fail('conflict', `crawl ${id} is ${c.status}; only an ${RESUMABLE.join(', ')} crawl can be resumed`, 'id');
