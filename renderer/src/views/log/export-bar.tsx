@@ -1,6 +1,6 @@
 // Export buttons for a crawl's history (scrapy-debug, JSONL, CSV, HAR) for the whole crawl, one
 // slot or a time range: in a browser a download from the host's /export route, in Electron
-// 'history.export' (the host asks where to save) with its progress events.
+// 'history.export' (the host writes the file) with its progress events.
 
 import { useEffect, useState } from 'react';
 import { EXPORT_FORMATS, type ExportFormat } from '../../../../shared/contract';
@@ -118,7 +118,7 @@ export function ExportBar({ crawlId, scopes }: { crawlId: number; scopes: readon
       </select>
       <button type="button" className="btn btn-small" onClick={() => void run()} disabled={!scope || scope.unavailable !== undefined || state.kind === 'running'}
         data-testid="export-button">
-        {transport.kind === 'websocket' ? 'Download' : 'Save as…'}
+        {transport.kind === 'websocket' ? 'Download' : 'Export'}
       </button>
       {state.kind === 'running' && (
         <>
