@@ -16,6 +16,7 @@ const HOSTS = {
 const SETTINGS = {
   AUTOTHROTTLE_ENABLED: true, AUTOTHROTTLE_START_DELAY: 0.05, AUTOTHROTTLE_TARGET_CONCURRENCY: 1, DOWNLOAD_DELAY: 0,
   RANDOMIZE_DOWNLOAD_DELAY: false, ROBOTSTXT_OBEY: false, CONCURRENT_REQUESTS_PER_DOMAIN: 2, BACKOFF_MIN_DELAY: 0.2, RETRY_TIMES: 5,
+  AUTOTHROTTLE_DEBUG: true,
 };
 
 test('slot history: backoff step and Retry-After blocks on the charts where the database and the site log put them; table fallback has the same numbers', async (t) => {
@@ -40,6 +41,17 @@ test('slot history: backoff step and Retry-After blocks on the charts where the 
   await waitFor(async () => (await scatterPoints()) >= early + 3, 'new responses to reach the chart while the crawl runs', 15_000, scatterPoints);
   assert.ok((await chartData(page, 'slot-latency'))!.xMax! > earlyMax, 'the time axis moves with the crawl');
   assert.match((await textOf(page.getByTestId('history-status'))) ?? '', /live/);
+
+  // The debug log follows the crawl too: new lines arrive and the view stays on the last one.
+  await page.getByRole('tab', { name: 'Log' }).click();
+  const list = page.getByTestId('log-list');
+  await waitFor(async () => Number(await list.getAttribute('data-lines')) > 0, 'the first log lines', 10_000);
+  const firstCount = Number(await list.getAttribute('data-lines'));
+  await waitFor(async () => Number(await list.getAttribute('data-lines')) > firstCount, 'new log lines while the crawl runs', 15_000);
+  const atBottom = await list.evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 21);
+  assert.equal(atBottom, true, 'the log view follows the tail');
+  assert.match((await textOf(page.getByTestId('log-count'))) ?? '', /live/);
+  await page.getByRole('tab', { name: 'History' }).click();
 
   await waitFor(async () => (await textOf(page.getByTestId('crawl-status'))) === 'finished', 'the crawl to finish', 60_000, () => textOf(page.getByTestId('crawl-status')));
   await page.getByRole('button', { name: 'All', exact: true }).click();

@@ -9,6 +9,8 @@ import { toAppError } from '../../transport/transport';
 
 /** How many of the latest events the view holds. */
 export const LOG_LIMIT = 20_000;
+const POLL_MS = 1000;
+const MAX_POLL_MS = 10_000;
 
 const LEVEL: Readonly<Record<EventKind, string>> = { debug: 'INFO', info: 'INFO', warning: 'WARNING', error: 'ERROR' };
 
@@ -34,8 +36,9 @@ export class LogStore extends FrameStore {
   private lines: readonly LogLine[] = [];
   private err: string | null = null;
   private loadingValue = true;
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private busy = false;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Bumped by start() and stop(): a polling loop of an earlier run ends. */
+  private run = 0;
   private filterSig = '';
 
   constructor(private readonly transport: Transport, private readonly crawlId: number) {
@@ -54,7 +57,11 @@ export class LogStore extends FrameStore {
     return this.loadingValue;
   }
 
-  /** Fetches now, and every second while `live`; `slot` and `kind` narrow the query on the host. */
+  /**
+   * Fetches now, then while `live` again a second after each answer, or five times the last
+   * answer's duration when that is longer (the host reads the whole log to return its tail);
+   * `slot` and `kind` narrow the query on the host.
+   */
   start(live: boolean, slot: string | null, kind: EventKind | null): void {
     const sig = `${slot ?? ''}|${kind ?? ''}`;
     if (sig !== this.filterSig) {
@@ -64,19 +71,24 @@ export class LogStore extends FrameStore {
       this.changed();
     }
     this.stop();
-    const load = () => void this.load(slot, kind);
-    load();
-    if (live) this.timer = setInterval(load, 1000);
+    const run = ++this.run;
+    const loop = async (): Promise<void> => {
+      const t = performance.now();
+      await this.load(slot, kind);
+      if (!live || run !== this.run) return;
+      const wait = Math.min(MAX_POLL_MS, Math.max(POLL_MS, 5 * (performance.now() - t)));
+      this.timer = setTimeout(() => void loop(), wait);
+    };
+    void loop();
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
+    this.run++;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = null;
   }
 
   private async load(slot: string | null, kind: EventKind | null): Promise<void> {
-    if (this.busy) return;
-    this.busy = true;
     const sig = this.filterSig;
     try {
       const events = await this.transport.invoke('log.events', {
@@ -86,12 +98,11 @@ export class LogStore extends FrameStore {
       this.merge(events);
       this.err = null;
     } catch (e) {
+      if (sig !== this.filterSig) return;
       this.err = toAppError(e).message;
-    } finally {
-      this.busy = false;
-      this.loadingValue = false;
-      this.changed();
     }
+    this.loadingValue = false;
+    this.changed();
   }
 
   /** Appends what came after the last line held; when that line is no longer in the answer, takes the answer whole. */
