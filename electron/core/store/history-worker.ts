@@ -273,6 +273,8 @@ class HistoryStore {
   private writeBatchRows(m: BatchMessage): void {
     const { nums, urls, dict, n } = m;
     const str = (i: number): string | null => (i < 0 ? null : dict[i]);
+    const batchSlots: number[] = [];
+    const batchCrawls: number[] = [];
     // Keyed by slot id alone: slot ids are unique across crawls.
     const stats = new Map<number, Acc>();
     const statuses = new Map<string, [number, number, number]>();
@@ -288,7 +290,13 @@ class HistoryStore {
     for (let i = 0; i < n; i++) {
       const o = i * RESPONSE_STRIDE;
       const crawlId = nums[o + R_CRAWL];
-      const slotId = this.slotId(crawlId, dict[nums[o + R_SLOT]]);
+      // Rows name their slot by dictionary index: look each one up once per batch and crawl.
+      const slotIndex = nums[o + R_SLOT];
+      let slotId = batchSlots[slotIndex];
+      if (slotId === undefined || batchCrawls[slotIndex] !== crawlId) {
+        slotId = batchSlots[slotIndex] = this.slotId(crawlId, dict[slotIndex]);
+        batchCrawls[slotIndex] = crawlId;
+      }
       const t = nums[o + R_T];
       const status = nul(nums[o + R_STATUS]);
       const latency = nul(nums[o + R_LATENCY]);
