@@ -202,6 +202,7 @@ const TIME_OPEN = `(async ({ selector, charts }) => {
 const TIME_ZOOM = `(async ({ min, max, charts }) => {
   const el = document.querySelector('[data-testid="slot-detail"]');
   const g0 = Number(el.dataset.generation);
+  const w0 = window.__slotscopeCharts.work();
   const t0 = performance.now();
   window.__slotscopeCharts.zoomTo(charts[0], min, max);
   const immediate = (window.__slotscopeCharts.get(charts[0]).lastDrawAt ?? t0) - t0;
@@ -214,7 +215,8 @@ const TIME_ZOOM = `(async ({ min, max, charts }) => {
   await new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r())));
   const scatter = window.__slotscopeCharts.get(charts[0]).lastDrawAt - t0;
   const points = charts.map((id) => window.__slotscopeCharts.get(id).points);
-  return { immediate, arrived, painted, scatter, points };
+  const w1 = window.__slotscopeCharts.work();
+  return { immediate, arrived, painted, scatter, points, updates: w1.updates - w0.updates, updateMs: w1.ms - w0.ms };
 })`;
 
 /** In the page: frame intervals (rAF deltas) and the busy part of each frame (rAF start to the task after it). */
@@ -271,17 +273,17 @@ async function partOpenAndZoom(): Promise<void> {
     if (PARTS.has('zoom')) {
       const r = rng(3);
       const spans = [3_600_000, 600_000, 60_000, 10_000, 1_800_000, 120_000, 5_000, 300_000];
-      const results: { span: number; immediate: number; arrived: number; painted: number; scatter: number; points: number[]; host: number[] }[] = [];
+      const results: { span: number; immediate: number; arrived: number; painted: number; scatter: number; points: number[]; host: number[]; updates: number; updateMs: number }[] = [];
       for (const span of spans) {
         const from = t0 + r() * (HOURS * 3_600_000 - span);
         const z = (await page.evaluate(`(${TIME_ZOOM})(${JSON.stringify({ min: from, max: from + span, charts: CHARTS })})`)) as Omit<(typeof results)[number], 'span' | 'host'>;
         // The same two queries asked of the core directly (no browser), to tell the host's share from the page's.
-        const q = { from: Math.floor(from), to: Math.ceil(from + span) + 1, maxPoints: 1000 };
+        const q = { from: Math.floor(from), to: Math.ceil(from + span) + 1, maxPoints: 600 };
         let h = performance.now();
         await s.core.dispatch('slots.history', { id: 1, slot: BIG, ...q });
         const historyMs = performance.now() - h;
         h = performance.now();
-        await s.core.dispatch('slots.responses', { crawlId: 1, slot: BIG, ...q, maxPoints: 2000 });
+        await s.core.dispatch('slots.responses', { crawlId: 1, slot: BIG, ...q, maxPoints: 1200 });
         results.push({ span, ...z, host: [historyMs, performance.now() - h] });
         await page.locator('[data-testid="slot-detail"][data-loading="false"]').waitFor();
         await sleep(150);
@@ -294,7 +296,7 @@ async function partOpenAndZoom(): Promise<void> {
         `${fmt(Math.max(...scatter))} ms (median ${fmt(median(scatter))} ms)`, Math.max(...scatter), 150, { atMost: true, unit: ' ms' });
       for (const z of results) {
         detail(`zoom to ${fmt(z.span / 1000)} s: plugin repaint ${fmt(z.immediate, 1)} ms, buckets back ${fmt(z.arrived)} ms, charts repainted ${fmt(z.painted)} ms, ` +
-          `response points repainted ${fmt(z.scatter)} ms; points per chart ${z.points.join(' / ')}; ` +
+          `response points repainted ${fmt(z.scatter)} ms; points per chart ${z.points.join(' / ')} (${z.updates} chart updates, ${fmt(z.updateMs)} ms in all); ` +
           `the core alone: slots.history ${fmt(z.host[0], 1)} ms, slots.responses ${fmt(z.host[1], 1)} ms`);
       }
     }

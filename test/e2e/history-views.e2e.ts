@@ -36,6 +36,9 @@ async function crawled(t: Parameters<Parameters<typeof test>[1]>[0], scheme: 'li
   return { stack, page, p, crawlId };
 }
 
+/** The buckets the history views ask for (MAX_POINTS in renderer/src/views/history/history-api.ts). */
+const VIEW_POINTS = 600;
+
 const near = (a: number | null, b: number | null, eps = 1e-9) => a !== null && b !== null && Math.abs(a - b) <= eps * Math.max(1, Math.abs(b));
 
 test('history overview: throughput equals the host series; busiest slots with sparklines; histograms count every slot', async (t) => {
@@ -43,7 +46,7 @@ test('history overview: throughput equals the host series; busiest slots with sp
   await page.getByRole('tab', { name: 'Overview' }).click();
   await page.locator('[data-testid="overview-tab"][data-loading="false"]').waitFor({ timeout: 15_000 });
 
-  const series = await stack.call<HistoryPoint[]>('slots.history', { id: crawlId, maxPoints: 2000 });
+  const series = await stack.call<HistoryPoint[]>('slots.history', { id: crawlId, maxPoints: VIEW_POINTS });
   await waitFor(async () => ((await chartData(page, 'overview-throughput'))?.datasets[0].points.length ?? 0) === series.length,
     'the throughput chart to hold every bucket', 10_000, async () => (await chartData(page, 'overview-throughput'))?.datasets[0].points.length);
   const chart = (await chartData(page, 'overview-throughput'))!;
@@ -94,7 +97,7 @@ test('history overview: throughput equals the host series; busiest slots with sp
   const cmp = (await chartData(page, 'compare-delay'))!;
   for (const [host] of served) {
     const d = cmp.datasets.find((x) => x.label === host)!;
-    const truth = await stack.call<HistoryPoint[]>('slots.history', { id: crawlId, slot: host, from: Math.floor(cmp.xMin!), to: Math.ceil(cmp.xMax!) + 1 });
+    const truth = await stack.call<HistoryPoint[]>('slots.history', { id: crawlId, slot: host, from: Math.floor(cmp.xMin!), to: Math.ceil(cmp.xMax!) + 1, maxPoints: VIEW_POINTS });
     assert.deepEqual(d.points.map((q) => [q.x, q.y]), truth.map((q) => [q.t, q.avgDelay]), `${host}'s delays`);
   }
   await page.emulateMedia({ colorScheme: 'light' });
@@ -204,7 +207,7 @@ test('history what-if: a replay with another target concurrency is overlaid on t
   const derivedId = Number(/into crawl (\d+)/.exec((await textOf(page.getByTestId('what-if-status')))!)![1]);
   const latency = (await chartData(page, 'slot-latency'))!;
   const overlay = latency.datasets.find((d) => d.label === 'What-if delay')!;
-  const truth = await stack.call<HistoryPoint[]>('slots.history', { id: derivedId, slot: host, from: Math.floor(latency.xMin!), to: Math.ceil(latency.xMax!) + 1 });
+  const truth = await stack.call<HistoryPoint[]>('slots.history', { id: derivedId, slot: host, from: Math.floor(latency.xMin!), to: Math.ceil(latency.xMax!) + 1, maxPoints: VIEW_POINTS });
   assert.ok(overlay.points.length > 0);
   assert.deepEqual(overlay.points.map((q) => [q.x, q.y]), truth.map((q) => [q.t, q.avgDelay]));
   const info = await stack.call<WhatIfResult[] | unknown>('crawls.list', {});

@@ -1,7 +1,7 @@
 // A chart on screen: title, PNG export and a Table toggle over the canvas (the Chart.js instance
 // lives in its ChartHandle); the table shows the same numbers, accessible and copyable as TSV.
 
-import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { memo, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import { useStore } from '../store/use-store';
 import type { ChartAnnotation } from './annotation-plugin';
 import type { ChartHandle, XY } from './chart-handle';
@@ -28,7 +28,8 @@ interface Hover {
   readonly y: number;
 }
 
-export function ChartCard({ handle, height = 200, tools, className }: { handle: ChartHandle; height?: number; tools?: ReactNode; className?: string }) {
+/** Memoised: a parent's re-render (a live status line) never re-renders the card; its data goes straight to the chart. */
+export const ChartCard = memo(function ChartCard({ handle, height = 200, tools, className }: { handle: ChartHandle; height?: number; tools?: ReactNode; className?: string }) {
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const bodyRef = useRef<HTMLDivElement>(null);
   useChart(handle, canvasRef);
@@ -81,7 +82,7 @@ export function ChartCard({ handle, height = 200, tools, className }: { handle: 
       {table && <ChartTable handle={handle} />}
     </figure>
   );
-}
+});
 
 const SOURCE_WORDS: Readonly<Record<string, string>> = {
   user: 'by you',

@@ -6,7 +6,7 @@ import type { Transport } from '../../transport/transport';
 import { toAppError } from '../../transport/transport';
 
 /** At most this many buckets per series request (the host downsamples to it): about one per pixel of a wide chart. */
-export const MAX_POINTS = 1000;
+export const MAX_POINTS = 600;
 
 /** At most this many response points in a slot's scatter (the host keeps each bucket's extremes). */
 export const SCATTER_POINTS = 2 * MAX_POINTS;

@@ -116,15 +116,13 @@ export class HistorySource extends FrameStore {
     const wantScatter = this.o.responses === true && slot !== undefined;
     this.set({ ...this.value, loading: true });
     try {
-      // Asked in this order (the host answers in turn): the buckets, the Retry-After reasons (once:
-      // they do not depend on the range), then the response points.
+      // The buckets first, with the Retry-After reasons (once: they do not depend on the range); the
+      // response points are asked only once the buckets are in, so their slower query over raw rows
+      // never holds up the host's answer with the buckets.
       const series = fetchSeries(this.transport, { crawlId: this.o.crawlId, slot, from, to: to + 1, maxPoints: this.o.maxPoints });
       const infosAsked = this.o.infos && slot !== undefined && !this.infosLoaded
         ? this.transport.invoke('log.events', { id: this.o.crawlId, slot, kind: 'info' })
         : Promise.resolve(null);
-      const scatter = wantScatter ? fetchResponses(this.transport, { crawlId: this.o.crawlId, slot, from, to: to + 1 }) : Promise.resolve(null);
-      // Settled early so a failure of the second step never goes unhandled while the first one waits.
-      scatter.catch(() => undefined);
       infosAsked.catch(() => undefined);
       const points = await series;
       const infos = await infosAsked;
@@ -137,7 +135,7 @@ export class HistorySource extends FrameStore {
         loading: wantScatter, error: null, fetchMs: performance.now() - started, generation: this.value.generation + 1,
       });
       if (!wantScatter) return;
-      const responses = await scatter;
+      const responses = await fetchResponses(this.transport, { crawlId: this.o.crawlId, slot, from, to: to + 1 });
       if (seq !== this.seq || this.disposed) return;
       this.set({ ...this.value, responses, scatterPending: false, loading: false, fetchMs: performance.now() - started });
     } catch (e) {

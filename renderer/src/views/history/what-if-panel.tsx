@@ -1,7 +1,7 @@
 // What-if: pick other throttle settings (checked with the shared settings schema as typed), replay
 // the slot's (or the crawl's) recorded responses through the policy on the host, overlay the delays.
 
-import { useEffect, useMemo, useState } from 'react';
+import { memo, useEffect, useMemo, useState } from 'react';
 import type { SettingDescription } from '../../../../shared/contract';
 import { applySettings, type Settings } from '../../../../shared/settings';
 import type { XY } from '../../charts/chart-handle';
@@ -30,7 +30,7 @@ type Outcome =
   | { readonly kind: 'done'; readonly derived: number; readonly replayed: number; readonly realMean: number | null; readonly whatIfMean: number | null; readonly points: number }
   | { readonly kind: 'error'; readonly message: string };
 
-export function WhatIfPanel({ crawlId, slot, charts, source }: { crawlId: number; slot: string; charts: SlotCharts; source: HistorySource }) {
+export const WhatIfPanel = memo(function WhatIfPanel({ crawlId, slot, charts, source }: { crawlId: number; slot: string; charts: SlotCharts; source: HistorySource }) {
   const { transport, stores } = useApp();
   const schema = useStore(stores.schema, schemaOf);
   const settings = useStore(stores.crawlLogs.get(crawlId), settingsOf);
@@ -148,7 +148,7 @@ export function WhatIfPanel({ crawlId, slot, charts, source }: { crawlId: number
       )}
     </section>
   );
-}
+});
 
 function mean(xs: readonly number[]): number | null {
   return xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length;
