@@ -14,7 +14,7 @@ import { useApp } from '../app-context';
 import { fetchSeries } from './history-api';
 import type { CrawlSpan, RangeChoice } from './history-source';
 import { RangePicker } from './range-picker';
-import { useSlotKeys } from './slot-keys';
+import { useBusiest, useSlotKeys } from './slot-keys';
 import { useCrawlSpan } from './use-crawl-span';
 
 export const MAX_COMPARED = 5;
@@ -100,6 +100,7 @@ function compareSpec(id: string, title: string, description: string, unit: strin
 export function CompareTab({ crawlId, initial }: { crawlId: number; initial: readonly string[] }) {
   const { transport } = useApp();
   const keys = useSlotKeys(crawlId);
+  const busiest = useBusiest(crawlId, MAX_COMPARED);
   const span = useCrawlSpan(crawlId);
   const [picked, setPicked] = useState<readonly string[]>(() => initial.slice(0, MAX_COMPARED));
   const [typed, setTyped] = useState('');
@@ -115,10 +116,10 @@ export function CompareTab({ crawlId, initial }: { crawlId: number; initial: rea
   // Until the user picks, fill up to two slots with the busiest ones (once).
   const filled = useRef(false);
   useEffect(() => {
-    if (filled.current || keys.length < 2) return;
+    if (filled.current || busiest.length < 2) return;
     filled.current = true;
-    setPicked((p) => (p.length >= 2 ? p : [...p, ...keys.filter((k) => !p.includes(k))].slice(0, 2)));
-  }, [keys]);
+    setPicked((p) => (p.length >= 2 ? p : [...p, ...busiest.filter((k) => !p.includes(k))].slice(0, 2)));
+  }, [busiest]);
 
   useEffect(() => {
     if (picked.length === 0) return;

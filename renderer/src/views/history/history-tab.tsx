@@ -3,10 +3,11 @@
 
 import { useState } from 'react';
 import { SlotDetail } from './slot-detail';
-import { useSlotKeys } from './slot-keys';
+import { useBusiest, useSlotKeys } from './slot-keys';
 
 export function HistoryTab({ crawlId, slot, onSlot }: { crawlId: number; slot: string | null; onSlot: (slot: string) => void }) {
   const keys = useSlotKeys(crawlId);
+  const busiest = useBusiest(crawlId, 5);
   const [typed, setTyped] = useState<string | null>(null);
   const shown = slot ?? null;
   const listId = `history-slots-${crawlId}`;
@@ -15,7 +16,7 @@ export function HistoryTab({ crawlId, slot, onSlot }: { crawlId: number; slot: s
       <form className="history-pick" onSubmit={(e) => { e.preventDefault(); if (typed?.trim()) onSlot(typed.trim()); }}>
         <label className="field-row">
           <span className="muted">Slot</span>
-          <input className="input slot-input" list={listId} value={typed ?? shown ?? ''} placeholder={keys[0] ?? 'a slot key, e.g. example.com'}
+          <input className="input slot-input" list={listId} value={typed ?? shown ?? ''} placeholder={busiest[0] ?? 'a slot key, e.g. example.com'}
             onChange={(e) => setTyped(e.target.value)} onBlur={() => typed?.trim() && typed.trim() !== shown && onSlot(typed.trim())}
             aria-label="Slot to show" data-testid="history-slot-input" />
         </label>
@@ -23,10 +24,10 @@ export function HistoryTab({ crawlId, slot, onSlot }: { crawlId: number; slot: s
           {keys.slice(0, 500).map((k) => <option key={k} value={k} />)}
         </datalist>
         <button type="submit" className="btn btn-small">Show</button>
-        {keys.length > 0 && (
+        {busiest.length > 0 && (
           <span className="history-quick muted">
             Busiest:{' '}
-            {keys.slice(0, 5).map((k) => (
+            {busiest.map((k) => (
               <button key={k} type="button" className={`link${k === shown ? ' strong' : ''}`} onClick={() => { setTyped(null); onSlot(k); }}>
                 {k}
               </button>

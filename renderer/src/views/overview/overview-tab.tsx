@@ -15,7 +15,7 @@ import { changeAnnotation, warningAnnotation } from '../history/annotations';
 import { HistorySource, type RangeChoice } from '../history/history-source';
 import { RangePicker } from '../history/range-picker';
 import { ratePoints, rateSpec, typicalSpan } from '../history/slot-charts';
-import { rowsByRequests } from '../history/slot-keys';
+import { topRows } from '../history/slot-keys';
 import { useCrawlSpan } from '../history/use-crawl-span';
 import { Histogram } from './histogram';
 import { SparklineStore } from './sparkline-store';
@@ -78,7 +78,7 @@ export function OverviewTab({ crawlId, onOpenSlot }: { crawlId: number; onOpenSl
     return table.subscribe(feed);
   }, [table, delays, latencies]);
 
-  const top = useStore(table, useCallback((t: SlotTableStore) => rowsByRequests(t).slice(0, TOP), []), sameRows);
+  const top = useStore(table, useCallback((t: SlotTableStore) => topRows(t, TOP), []), sameRows);
   const topKeys = useMemo(() => top.map((r) => r[col.key]), [top]);
   const keysSig = topKeys.join('\n');
 
