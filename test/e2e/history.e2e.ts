@@ -3,6 +3,7 @@
 // backoff step and the Retry-After blocks where the database and the site's own log say they were.
 
 import { strict as assert } from 'node:assert';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ChangeRecord } from '../../shared/types';
 import {
@@ -139,6 +140,18 @@ test('slot history: backoff step and Retry-After blocks on the charts where the 
   const firstStep = page.getByTestId('chart-notes-slot-backoff').locator('tbody tr[data-kind="backoff"]').first();
   assert.match((await textOf(firstStep)) ?? '', /Backoff level 0 → 1.*backoff/);
   await page.getByTestId('table-toggle-slot-backoff').click();
+
+  // PNG export: a real PNG image of the chart.
+  const [png] = await Promise.all([
+    page.waitForEvent('download', { timeout: 10_000 }),
+    page.locator('[data-chart="slot-backoff"]').getByRole('button', { name: 'PNG' }).click(),
+  ]);
+  assert.equal(png.suggestedFilename(), 'slotscope-slot-backoff.png');
+  const pngFile = join(t.tmpDir(), 'chart.png');
+  await png.saveAs(pngFile);
+  const bytes = readFileSync(pngFile);
+  assert.deepEqual([...bytes.subarray(0, 8)], [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a], 'a PNG signature');
+  assert.ok(bytes.length > 2000, `a picture, not an empty canvas (${bytes.length} bytes)`);
 
   // Hovering a Retry-After line shows what and who.
   const box = (await page.locator('[data-chart="slot-backoff"] canvas').boundingBox())!;
