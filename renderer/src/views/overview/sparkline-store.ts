@@ -7,9 +7,14 @@ import { fetchSeries } from '../history/history-api';
 
 const SPARK_POINTS = 60;
 
+/** At most one round of sparkline requests this often (the busiest slots can reorder ten times a second). */
+const MIN_GAP_MS = 3000;
+
 export class SparklineStore extends FrameStore {
   private readonly values = new Map<string, readonly number[]>();
   private seq = 0;
+  private lastLoad = -Infinity;
+  private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly transport: Transport, private readonly crawlId: number) {
     super();
@@ -19,9 +24,24 @@ export class SparklineStore extends FrameStore {
     return this.values.get(slot);
   }
 
+  /** Loads now, or once MIN_GAP_MS passed since the last round (the latest call wins). */
+  request(slots: readonly string[], from: number, to: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    const wait = this.lastLoad + MIN_GAP_MS - performance.now();
+    if (wait <= 0) void this.load(slots, from, to);
+    else this.timer = setTimeout(() => { this.timer = null; void this.load(slots, from, to); }, wait);
+  }
+
+  /** Drops a pending round. */
+  cancel(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
   /** Fetches the delays of `slots` over [from, to]; a later call supersedes an earlier one still running. */
   async load(slots: readonly string[], from: number, to: number): Promise<void> {
     const seq = ++this.seq;
+    this.lastLoad = performance.now();
     const results = await Promise.allSettled(
       slots.map((slot) => fetchSeries(this.transport, { crawlId: this.crawlId, slot, from, to: to + 1, maxPoints: SPARK_POINTS })),
     );
