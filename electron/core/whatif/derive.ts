@@ -67,9 +67,10 @@ export async function runWhatIf(o: WhatIfOptions): Promise<WhatIfResult> {
   const start = crawl.startedAt ?? crawl.createdAt;
   const derivedId = await o.writer.createCrawl(`What-if: ${crawl.name} (${describePatch(patch)})`, crawl.config, settings);
   try {
-    // 'stopped' while it fills: a derived crawl is never started, and a partial one says so.
+    // 'failed' until it is complete: a partial one (the process died) says so, and neither state
+    // can be started or resumed (a derived crawl has nothing to fetch).
     o.writer.updateCrawl(derivedId, {
-      status: 'stopped', startedAt: crawl.startedAt, finishedAt: crawl.finishedAt, derivedFrom: o.crawlId,
+      status: 'failed', startedAt: crawl.startedAt, finishedAt: crawl.finishedAt, derivedFrom: o.crawlId,
       derived: { settings: patch, ...(o.slot !== undefined ? { slot: o.slot } : {}) },
     });
     for (const name of changed) {
