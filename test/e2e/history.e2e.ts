@@ -12,7 +12,7 @@ import {
 
 const HOST = 'limited.history.test';
 const HOSTS = {
-  [HOST]: { address: '127.0.71.1', pages: 24, latency_ms: 15, rate_limit: { requests: 4, per_seconds: 1, status: 429, retry_after: 1 } },
+  [HOST]: { address: '127.0.71.1', pages: 36, latency_ms: 15, rate_limit: { requests: 4, per_seconds: 1, status: 429, retry_after: 1 } },
 };
 const SETTINGS = {
   AUTOTHROTTLE_ENABLED: true, AUTOTHROTTLE_START_DELAY: 0.05, AUTOTHROTTLE_TARGET_CONCURRENCY: 1, DOWNLOAD_DELAY: 0,
@@ -52,6 +52,13 @@ test('slot history: backoff step and Retry-After blocks on the charts where the 
   const atBottom = await list.evaluate((el) => el.scrollTop + el.clientHeight >= el.scrollHeight - 21);
   assert.equal(atBottom, true, 'the log view follows the tail');
   assert.match((await textOf(page.getByTestId('log-count'))) ?? '', /live/);
+
+  // So does the crawl overview: its throughput chart grows a bucket at a time.
+  await page.getByRole('tab', { name: 'Overview' }).click();
+  const buckets = async () => (await chartData(page, 'overview-throughput'))?.datasets[0].points.length ?? 0;
+  await waitFor(async () => (await buckets()) > 0, 'the first throughput buckets', 10_000);
+  const b0 = await buckets();
+  await waitFor(async () => (await buckets()) > b0, 'new throughput buckets while the crawl runs', 10_000, buckets);
   await page.getByRole('tab', { name: 'History' }).click();
 
   await waitFor(async () => (await textOf(page.getByTestId('crawl-status'))) === 'finished', 'the crawl to finish', 60_000, () => textOf(page.getByTestId('crawl-status')));
