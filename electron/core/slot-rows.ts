@@ -4,6 +4,7 @@
 import type { SlotState, SlotTuple } from '../../shared/contract';
 import type { Settings } from '../../shared/settings';
 import type { Slot } from './engine/throttle/slot';
+import type { SlotSummary } from './store/queries';
 
 export function slotState(slot: Slot, now: number): SlotState {
   if (slot.paused) return 'paused';
@@ -42,6 +43,38 @@ export function slotTuple(slot: Slot, s: Settings, now: number): SlotTuple {
     slot.bytes,
     slot.pinDelay,
     slot.pinConcurrency,
+  ];
+}
+
+/**
+ * The row of a slot of a crawl that is not running (finished, stopped, imported, derived), from
+ * the store's running totals: nothing in flight or queued, the last delay it applied, the limits
+ * of the crawl's stored settings (pins and backoff live only while the crawl runs).
+ */
+export function storedSlotTuple(sum: SlotSummary, s: Settings): SlotTuple {
+  return [
+    sum.slot,
+    'idle',
+    0,
+    s.CONCURRENT_REQUESTS_PER_IP > 0 ? s.CONCURRENT_REQUESTS_PER_IP : s.CONCURRENT_REQUESTS_PER_DOMAIN,
+    s.AUTOTHROTTLE_ENABLED ? s.AUTOTHROTTLE_TARGET_CONCURRENCY : null,
+    round(sum.lastDelay),
+    sum.lastCause ?? 'none',
+    null,
+    sum.lastLatency,
+    sum.avgLatency === null ? null : round(sum.avgLatency),
+    sum.requests,
+    sum.s2xx,
+    sum.s3xx,
+    sum.s4xx,
+    sum.s5xx,
+    sum.s429,
+    sum.failures,
+    sum.lastBackoffLevel ?? 0,
+    0,
+    sum.bytes,
+    null,
+    null,
   ];
 }
 

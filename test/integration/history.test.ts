@@ -106,6 +106,7 @@ describe('history in SQLite', () => {
       expect(x.s5xx).toBe(mine.filter((r) => r.status !== null && r.status >= 500).length);
       expect(x.bytes).toBe(mine.reduce((a, r) => a + r.bytes, 0));
       expect(x.lastDelay).toBe(mine[mine.length - 1].delayAfter);
+      expect([x.lastCause, x.lastBackoffLevel]).toEqual([mine[mine.length - 1].delayCause, mine[mine.length - 1].backoffLevel]);
     }
 
     // Changes: the setting change and the slot pin, both by the user.

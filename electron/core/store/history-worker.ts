@@ -34,6 +34,9 @@ class Acc {
   lastLatencyT: number | null = null;
   lastDelay = 0;
   lastT = -Infinity;
+  /** delay_cause and backoff_level of the latest row (slot_stats only). */
+  lastCause: string | null = null;
+  lastBackoff: number | null = null;
   delaySum = 0;
   bytes = 0;
 
@@ -127,8 +130,8 @@ class HistoryStore {
     );
     this.upsertSlotStats = db.prepare(
       `INSERT INTO slot_stats (crawl_id, slot_id, requests, responses, s2xx, s3xx, s4xx, s5xx, s429, failures,
-         latency_sum, latency_n, last_latency, last_latency_t, last_delay, last_t, bytes)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         latency_sum, latency_n, last_latency, last_latency_t, last_delay, last_t, bytes, last_cause, last_backoff)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (crawl_id, slot_id) DO UPDATE SET
          requests = requests + excluded.requests, responses = responses + excluded.responses,
          s2xx = s2xx + excluded.s2xx, s3xx = s3xx + excluded.s3xx, s4xx = s4xx + excluded.s4xx,
@@ -141,6 +144,8 @@ class HistoryStore {
              AND (last_latency_t IS NULL OR excluded.last_latency_t >= last_latency_t)
            THEN excluded.last_latency_t ELSE last_latency_t END,
          last_delay = CASE WHEN excluded.last_t >= last_t THEN excluded.last_delay ELSE last_delay END,
+         last_cause = CASE WHEN excluded.last_t >= last_t THEN excluded.last_cause ELSE last_cause END,
+         last_backoff = CASE WHEN excluded.last_t >= last_t THEN excluded.last_backoff ELSE last_backoff END,
          last_t = max(last_t, excluded.last_t),
          bytes = bytes + excluded.bytes`,
     );
@@ -311,7 +316,12 @@ class HistoryStore {
         str(nums[o + R_CONTENT_TYPE]),
       ).lastInsertRowid as number;
       const failed = errorKind !== null;
-      acc(stats, crawlId, slotId).add(t, status, latency, failed, delayAfter, bytes);
+      const a = acc(stats, crawlId, slotId);
+      a.add(t, status, latency, failed, delayAfter, bytes);
+      if (a.lastT === t) {
+        a.lastCause = dict[nums[o + R_DELAY_CAUSE]];
+        a.lastBackoff = nums[o + R_BACKOFF_LEVEL];
+      }
       this.series.add(responseId, crawlId, slotId, t, status, latency, failed, delayAfter, bytes, nums[o + R_IN_FLIGHT]);
       if (status !== null) {
         const key = `${crawlId}|${status}`;
@@ -324,7 +334,7 @@ class HistoryStore {
     for (const a of stats.values()) {
       this.upsertSlotStats.run(
         a.crawlId, a.slotId, a.requests, a.responses, a.s2xx, a.s3xx, a.s4xx, a.s5xx, a.s429, a.failures,
-        a.latencySum, a.latencyN, a.lastLatency, a.lastLatencyT, a.lastDelay, a.lastT, a.bytes,
+        a.latencySum, a.latencyN, a.lastLatency, a.lastLatencyT, a.lastDelay, a.lastT, a.bytes, a.lastCause, a.lastBackoff,
       );
     }
     this.series.maybeWrite();

@@ -4,6 +4,7 @@ import type { Database } from 'better-sqlite3';
 import { migration0001, SLOTSCOPE_APPLICATION_ID } from './migrations/0001-initial';
 import { migration0002 } from './migrations/0002-frontier';
 import { migration0003 } from './migrations/0003-aggregates';
+import { migration0004 } from './migrations/0004-slot-last-cause';
 
 /** One schema step. Never edit a released migration: append a new one. */
 export interface Migration {
@@ -15,7 +16,7 @@ export interface Migration {
 }
 
 /** Every known migration, oldest first. Append new ones here. */
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004];
 
 /** The schema version this build of Slotscope writes and reads. */
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -52,6 +52,9 @@ export interface SlotSummary {
   /** Time of the latest row (epoch ms). */
   readonly lastT: number;
   readonly bytes: number;
+  /** What bound the delay, and the backoff level, at the latest row (null in a database that had no row when migrated to schema 4). */
+  readonly lastCause: DelayCause | null;
+  readonly lastBackoffLevel: number | null;
 }
 
 /** One bucket of a chart series (declared once, in the contract). */
@@ -305,7 +308,8 @@ export function openHistoryReader(file: string): HistoryReader {
   const statusCounts = raw(`SELECT status, n FROM status_counts WHERE crawl_id = ? ORDER BY status`);
   const slotSummaries = raw(
     `SELECT s.key, st.requests, st.responses, st.s2xx, st.s3xx, st.s4xx, st.s5xx, st.s429, st.failures,
-       CASE WHEN st.latency_n > 0 THEN st.latency_sum / st.latency_n END, st.last_latency, st.last_delay, st.last_t, st.bytes
+       CASE WHEN st.latency_n > 0 THEN st.latency_sum / st.latency_n END, st.last_latency, st.last_delay, st.last_t, st.bytes,
+       st.last_cause, st.last_backoff
      FROM slot_stats st JOIN slots s ON s.id = st.slot_id WHERE st.crawl_id = ? ORDER BY s.key`,
   );
   const slotId = db.prepare(`SELECT id FROM slots WHERE crawl_id = ? AND key = ?`).pluck();
@@ -449,6 +453,8 @@ export function openHistoryReader(file: string): HistoryReader {
           lastDelay: r[11] as number,
           lastT: r[12] as number,
           bytes: r[13] as number,
+          lastCause: r[14] as DelayCause | null,
+          lastBackoffLevel: r[15] as number | null,
         })),
       ),
 

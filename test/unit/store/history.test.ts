@@ -4,6 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
+import Sqlite from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ChangeRecord, EventRecord, ResponseRecord } from '../../../shared/types';
 import {
@@ -168,11 +169,46 @@ describe('HistoryWriter + HistoryReader', () => {
       lastDelay: 0.75,
       lastT: raw7[99].t,
       bytes: raw7.reduce((a, r) => a + r.bytes, 0),
+      lastCause: raw7[99].delayCause,
+      lastBackoffLevel: raw7[99].backoffLevel,
     });
     expect(reader.responses(crawlId, { limit: 10 })).toHaveLength(10);
     reader.close();
     await writer.close();
   }, 60_000);
+
+  it("keeps each slot's latest delay cause and backoff level, across batches and rows out of order, and fills them in when migrating", async () => {
+    const { file, writer } = await openPair();
+    const crawlId = await writer.createCrawl('causes', {}, {});
+    const slot = 'host0.example';
+    // Batch 1: the latest row is a backoff at level 2; batch 2 brings only older rows, then a newer pin.
+    writer.recordResponse(crawlId, sampleResponse(10, { slot, delayCause: 'floor', backoffLevel: 0 }));
+    writer.recordResponse(crawlId, sampleResponse(30, { slot, delayCause: 'backoff', backoffLevel: 2 }));
+    writer.recordResponse(crawlId, sampleResponse(20, { slot, delayCause: 'retry-after', backoffLevel: 1 }));
+    await writer.flush();
+    const reader = openHistoryReader(file);
+    const last = () => reader.slotSummaries(crawlId).map((x) => [x.slot, x.lastCause, x.lastBackoffLevel]);
+    expect(last()).toEqual([[slot, 'backoff', 2]]);
+    writer.recordResponse(crawlId, sampleResponse(25, { slot, delayCause: 'crawl-delay', backoffLevel: 3 }));
+    await writer.flush();
+    expect(last()).toEqual([[slot, 'backoff', 2]]);
+    writer.recordResponse(crawlId, sampleResponse(40, { slot, delayCause: 'pin', backoffLevel: 0 }));
+    await writer.flush();
+    expect(last()).toEqual([[slot, 'pin', 0]]);
+    reader.close();
+    await writer.close();
+
+    // The same database as schema 3 wrote it (no such columns): opening it fills them from the rows.
+    const old = new Sqlite(file);
+    old.exec(`ALTER TABLE slot_stats DROP COLUMN last_cause; ALTER TABLE slot_stats DROP COLUMN last_backoff`);
+    old.pragma('user_version = 3');
+    old.close();
+    const again = await openHistoryWriter(file, { workerFile: bundle.workerFile });
+    const reread = openHistoryReader(file);
+    expect(reread.slotSummaries(crawlId).map((x) => [x.slot, x.lastCause, x.lastBackoffLevel])).toEqual([[slot, 'pin', 0]]);
+    reread.close();
+    await again.close();
+  });
 
   it('filters responses, changes and events, and builds chart series', async () => {
     const { file, writer } = await openPair();
