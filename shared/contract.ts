@@ -196,7 +196,7 @@ export interface AppRequests {
   'slots.pinConcurrency': { params: SlotRef & { readonly value: number | null }; result: SlotTuple };
   'slots.clearPins': { params: SlotRef; result: SlotTuple };
   'slots.resetBackoff': { params: SlotRef; result: SlotTuple };
-  /** Every slot of a running crawl, as tuples in SLOT_COLUMNS order. */
+  /** Every slot of the crawl, as tuples in SLOT_COLUMNS order: live rows while it runs; for a crawl that is not running, its slots as recorded (state 'idle', nothing in flight or queued, the last delay applied).  */
   'slots.snapshot': { params: CrawlRef; result: { readonly columns: typeof SLOT_COLUMNS; readonly rows: readonly SlotTuple[] } };
   /** A slot's (or, without `slot`, the crawl's) recorded history per second or minute, in [from, to). */
   /**
@@ -252,6 +252,45 @@ export interface AppRequests {
     };
     result: { readonly exportId: string; readonly path: string; readonly rows: number; readonly bytes: number };
   };
+  /**
+   * Stores a Scrapy log written with AUTOTHROTTLE_DEBUG (2.8 to 2.18 line format) as a finished
+   * crawl, like `slotscope import --scrapy-log`: `name` is the file's name, `text` its content,
+   * `tz` the zone of its times (`local` (the host's, default), `UTC` or `+HH:MM`). Lines that
+   * cannot be read are counted and the first ten listed; a log without any debug line is refused
+   * (field `text`). A WebSocket message is limited to 1 MiB: the browser host takes larger logs at
+   * POST `/import?name=…[&tz=…]` (the log as the body), answering the same report as JSON.
+   */
+  'history.importScrapyLog': { params: { readonly name: string; readonly text: string; readonly tz?: string }; result: ImportReport };
+}
+
+/** A line of an imported log that could not be read, with why. */
+export interface UnreadableLine {
+  readonly line: number;
+  readonly reason: string;
+  /** The line, cut to 200 characters. */
+  readonly text: string;
+}
+
+/** What a Scrapy log import read and stored. */
+export interface ImportReport {
+  /** The crawl created; null when the log had no debug line (nothing was written). */
+  readonly crawlId: number | null;
+  readonly name: string;
+  readonly lines: number;
+  /** Debug lines imported (one response row each). */
+  readonly debugLines: number;
+  /** Of those, how many got a status and URL from a Crawled/Redirecting/Retrying line. */
+  readonly withStatus: number;
+  readonly slots: number;
+  readonly unreadable: number;
+  /** The first 10 unreadable lines. */
+  readonly firstUnreadable: readonly UnreadableLine[];
+  readonly scrapyVersion: string | null;
+  /** Scrapy settings of the log's "Overridden settings" applied to the crawl's settings, and those left out. */
+  readonly settingsApplied: readonly string[];
+  readonly settingsIgnored: readonly string[];
+  readonly startedAt: number | null;
+  readonly finishedAt: number | null;
 }
 
 /** Formats of a history export: Scrapy's AUTOTHROTTLE_DEBUG log text, JSON Lines, CSV (RFC 4180), HAR 1.2. */
@@ -308,7 +347,7 @@ export const METHODS: readonly Method[] = [
   'crawls.delete', 'crawls.stats', 'settings.schema', 'settings.get', 'settings.update', 'slots.pause', 'slots.resume',
   'slots.pinDelay', 'slots.pinConcurrency', 'slots.clearPins', 'slots.resetBackoff', 'slots.snapshot', 'slots.history',
   'log.events', 'log.changes', 'history.export', 'slots.responses', 'store.retention.get', 'store.retention.set',
-  'history.whatIf',
+  'history.whatIf', 'history.importScrapyLog',
 ];
 
 /** Every event name: the Electron preload's subscription allowlist. */

@@ -7,8 +7,9 @@ import {
   type AppError, type AppEvents, type CrawlInfo, type Dispatcher, type EventName, type Method,
   type Params, type Reply, type Result, type SlotTuple,
 } from '../../shared/contract';
-import { applySettings, SETTINGS_SCHEMA, type Settings } from '../../shared/settings';
-import type { Writable } from 'node:stream';
+import { applySettings, DEFAULT_SETTINGS, SETTINGS_SCHEMA, type Settings } from '../../shared/settings';
+import type { ImportReport } from '../../shared/contract';
+import { Readable, type Writable } from 'node:stream';
 import type { CrawlStatus } from '../../shared/types';
 import { parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
 import { Crawler, type CrawlStats } from './engine/crawler';
@@ -18,9 +19,11 @@ import { openHistoryWriter } from './store/history-writer';
 import { createExporter } from './store/export/exporter';
 import { ExportError, type ExportProgress, type ExportQuery, type ExportResult } from './store/export/index';
 import { openHistoryReader } from './store/queries';
+import { importScrapyLogInto, type LogSource } from './store/import/import-scrapy';
+import { parseTimeZone, type TimeZoneSpec } from './store/export/wall-time';
 import { mergeRetention } from './store/retention';
 import { runWhatIf, WhatIfError, WhatIfSettingsError } from './whatif/derive';
-import { SlotRowDiff, slotTuple } from './slot-rows';
+import { SlotRowDiff, slotTuple, storedSlotTuple } from './slot-rows';
 import { validateParams, Invalid } from './dispatch';
 
 export interface CoreOptions {
@@ -40,7 +43,23 @@ export interface Core extends Dispatcher {
    * flushing the history; `out` is ended when done. Throws ExportError for a bad query.
    */
   exportHistory(q: ExportQuery, out: Writable, onProgress?: (p: ExportProgress) => void): Promise<ExportResult>;
+  /**
+   * Stores a Scrapy AUTOTHROTTLE_DEBUG log read from a stream as a finished crawl (the browser
+   * host's upload route, 'history.importScrapyLog'). Throws ImportRefused when it has no debug line.
+   */
+  importLog(src: LogSource, o?: { readonly tz?: TimeZoneSpec }): Promise<ImportReport>;
   close(): Promise<void>;
+}
+
+/** A log that gave nothing to import. */
+export class ImportRefused extends Error {
+  override readonly name = 'ImportRefused';
+  readonly field = 'text';
+  constructor(readonly report: ImportReport, file: string) {
+    const lines = `${report.lines.toLocaleString('en-US')} line${report.lines === 1 ? '' : 's'}`;
+    super(`no AUTOTHROTTLE_DEBUG line in ${file} (${lines} read, ${report.unreadable} unreadable); ` +
+      'Scrapy writes them with AUTOTHROTTLE_ENABLED = True and AUTOTHROTTLE_DEBUG = True. Nothing was imported.');
+  }
 }
 
 type Listener = <E extends EventName>(event: E, payload: AppEvents[E]) => void;
@@ -337,11 +356,23 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     'slots.pinConcurrency': (p) => slotAction(p, (c) => c.pinConcurrency(p.slot, p.value)),
     'slots.clearPins': (p) => slotAction(p, (c) => c.clearPins(p.slot)),
     'slots.resetBackoff': (p) => slotAction(p, (c) => c.resetBackoff(p.slot)),
-    'slots.snapshot': (p) => {
-      const l = live(p.id);
-      const s = l.crawler.currentSettings;
-      const now = l.crawler.now;
-      return { columns: SLOT_COLUMNS, rows: [...l.crawler.slots()].map((slot) => slotTuple(slot, s, now)) };
+    'slots.snapshot': async (p) => {
+      const l = running.get(p.id);
+      if (l) {
+        const s = l.crawler.currentSettings;
+        const now = l.crawler.now;
+        return { columns: SLOT_COLUMNS, rows: [...l.crawler.slots()].map((slot) => slotTuple(slot, s, now)) };
+      }
+      // A crawl that is not running: its slots as recorded, so finished and imported crawls have a table too.
+      stored(p.id);
+      await writer.flush();
+      let s: Settings;
+      try {
+        s = configOf(p.id).settings;
+      } catch {
+        s = DEFAULT_SETTINGS;
+      }
+      return { columns: SLOT_COLUMNS, rows: reader.slotSummaries(p.id).map((sum) => storedSlotTuple(sum, s)) };
     },
     'slots.history': async (p) => {
       stored(p.id);
@@ -386,11 +417,25 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       await writer.flush();
       return reader.changes(p.id, { slot: p.slot });
     },
+    // No progress is reported for a text that came in one message (at most 1 MiB over the WebSocket).
+    'history.importScrapyLog': (p) =>
+      importLog(
+        { input: Readable.from([p.text]), size: 0, fileName: p.name, bytesRead: () => 0 },
+        { tz: p.tz === undefined ? undefined : parseTimeZone(p.tz) ?? undefined },
+      ),
     'history.export': (p) => {
       if (!reader.getCrawl(p.crawlId)) fail('not-found', `crawl ${p.crawlId} does not exist`, 'crawlId');
       return exporter.toFile(p, (e) => emit('history.exportProgress', e));
     },
   };
+
+  async function importLog(src: LogSource, io: { readonly tz?: TimeZoneSpec } = {}): Promise<ImportReport> {
+    if (closed) fail('conflict', 'the host is closing', undefined);
+    const report = await importScrapyLogInto(writer, src, { tz: io.tz });
+    if (report.crawlId === null) throw new ImportRefused(report, src.fileName);
+    emit('crawls.changed', { crawls: list() });
+    return report;
+  }
 
   async function dispatch(method: string, params: unknown): Promise<Reply> {
     if (!(METHODS as readonly string[]).includes(method)) {
@@ -404,6 +449,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       if (e instanceof CoreError) return { ok: false, error: e.error };
       if (e instanceof Invalid) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
       if (e instanceof ExportError) return { ok: false, error: { code: e.code, message: e.message, field: e.field } };
+      if (e instanceof ImportRefused) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
       return { ok: false, error: { code: 'internal', message: `${method} failed: ${(e as Error)?.message ?? String(e)}` } };
     }
   }
@@ -412,6 +458,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     db: o.db,
     dispatch,
     exportHistory: (q, out, onProgress) => exporter.toStream(q, out, onProgress),
+    importLog,
     subscribe(listener) {
       listeners.add(listener as Listener);
       return () => listeners.delete(listener as Listener);

@@ -3,6 +3,7 @@
 
 import { isAbsolute } from 'node:path';
 import { EXPORT_EXTENSIONS, EXPORT_FORMATS, type ExportFormat, type Method, type Params } from '../../shared/contract';
+import { parseTimeZone, TIME_ZONE_ALLOWED } from './store/export/wall-time';
 
 export class Invalid extends Error {
   constructor(readonly field: string, message: string) {
@@ -142,6 +143,11 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
       exportId: optional<string>(p, 'exportId', (v) => typeof v === 'string' && /^[\w.-]{1,64}$/.test(v), '1 to 64 letters, digits, _, . or -'),
     };
   },
+  'history.importScrapyLog': (p) => ({
+    name: (typeof p.name === 'string' && p.name.trim() !== '' && p.name.length <= 255 ? p.name.trim() : bad('name', p.name, "the log file's name, 1 to 255 characters")),
+    text: typeof p.text === 'string' ? p.text : bad('text', p.text, "the log's text, a string"),
+    tz: optional<string>(p, 'tz', (v) => typeof v === 'string' && parseTimeZone(v) !== null, TIME_ZONE_ALLOWED),
+  }),
 };
 
 /** The params of `method`, checked; throws Invalid naming the field. */

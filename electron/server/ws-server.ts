@@ -11,6 +11,7 @@ import {
   tokenCookie, urlHost, type GatePolicy,
 } from './security';
 import { EXPORT_PATH, handleExport, isHistoryExporter, type HistoryExporter } from './export-route';
+import { handleImport, IMPORT_PATH, isLogImporter, type LogImporter } from './import-route';
 import { notBuiltPage, resolveStatic, sendFile } from './static-files';
 import { startSession } from './ws-session';
 
@@ -35,6 +36,8 @@ export interface ServerOptions {
   readonly log?: (line: string) => void;
   /** Serves GET /export downloads (export-route.ts); default: the dispatcher when it has exportHistory (the core does). */
   readonly exporter?: HistoryExporter;
+  /** Takes POST /import uploads of Scrapy logs (import-route.ts); default: the dispatcher when it has importLog (the core does). */
+  readonly importer?: LogImporter;
 }
 
 export interface RunningServer {
@@ -77,6 +80,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const backpressureBytes = o.backpressureBytes ?? 8 * 1024 * 1024;
   const log = o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const exporter = o.exporter ?? (isHistoryExporter(o.dispatcher) ? o.dispatcher : undefined);
+  const importer = o.importer ?? (isLogImporter(o.dispatcher) ? o.dispatcher : undefined);
 
   let policy: GatePolicy | null = null;
   let defaultHost = '127.0.0.1';
@@ -113,6 +117,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       const text =
         gate.status === 401 ? 'Missing or wrong token: open the address the server printed (it ends with ?token=...).' : `Refused: ${gate.reason}`;
       sendText(res, gate.status, headers, text, req.method);
+      return;
+    }
+    if (rawPath === IMPORT_PATH && importer) {
+      if (req.method === 'POST') await handleImport(req, res, query, importer, headers, log);
+      else sendText(res, 405, { ...headers, Allow: 'POST' }, 'Only POST, with the log as the body.', req.method);
       return;
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {

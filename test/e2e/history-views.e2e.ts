@@ -6,14 +6,11 @@ import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import { METHODS, type HistoryPoint, type WhatIfResult } from '../../shared/contract';
+import { type HistoryPoint, type WhatIfResult } from '../../shared/contract';
 import type { EventRecord } from '../../shared/types';
 import {
   assertNoPageErrors, chartData, ensureScreenshotsDir, openPage, ROOT, runTests, startStack, test, textOf, waitFor, waitForText, type Stack,
 } from './harness';
-
-/** The method the crawl list's "Import Scrapy log…" calls (renderer/src/views/history/import-log.tsx). */
-const IMPORT_METHOD = 'history.importScrapyLog';
 
 const HOSTS = {
   'shop.views.test': { address: '127.0.71.10', pages: 40, latency_ms: { base: 40, jitter: 10, per_inflight: 15 } },
@@ -226,16 +223,17 @@ test('history import: a Scrapy log opened from the crawl list becomes a crawl wh
   await page.getByTestId('import-log-file').setInputFiles(fixture);
   const status = page.getByTestId('import-status');
   await status.waitFor({ timeout: 20_000 });
-  if (!(METHODS as readonly string[]).includes(IMPORT_METHOD)) {
-    // The host has no import method yet: the window says so, in words, with the CLI to use instead.
-    assert.match((await textOf(status)) ?? '', /no history\.importScrapyLog method.*slotscope import --scrapy-log/);
-    t.log(`${IMPORT_METHOD} is not in the contract: checked the refusal only`);
-    assertNoPageErrors(p);
-    return;
-  }
-  assert.match((await textOf(status)) ?? '', /^Imported scrapy-2\.8\.0-debug\.log/);
+  assert.match((await textOf(status)) ?? '', /^Imported scrapy-2\.8\.0-debug\.log \(Scrapy 2\.8\.0\): 39 responses over 2 slots\.$/);
   const crawls = await stack.call<{ id: number; name: string }[]>('crawls.list', {});
   assert.equal(crawls.length, 1);
+  // The imported crawl opens with its slots in the table and the overview, as recorded.
+  await page.locator(`[data-testid="crawl-panel"][data-crawl="${crawls[0].id}"]`).waitFor({ timeout: 10_000 });
+  for (const slot of slots) await page.locator(`[data-testid="slot-table"] [data-slot="${slot}"]`).waitFor({ timeout: 10_000 });
+  await page.screenshot({ path: join(ensureScreenshotsDir(), 'import-slots-light.png') });
+  await page.getByRole('tab', { name: 'Overview' }).click();
+  for (const slot of slots) await page.locator(`[data-testid="top-slots"] [data-slot="${slot}"]`).waitFor({ timeout: 10_000 });
+  await page.locator('[data-testid="overview-tab"][data-loading="false"]').waitFor({ timeout: 10_000 });
+  await page.screenshot({ path: join(ensureScreenshotsDir(), 'import-overview-light.png') });
   await page.getByRole('tab', { name: 'History' }).click();
   for (const slot of slots) {
     await page.getByTestId('history-slot-input').fill(slot);

@@ -60,7 +60,7 @@ export interface Commands {
   duplicateCrawl(crawlId: number): Promise<CrawlInfo | null>;
   /** Deletes a crawl that is not running, with its history; false when refused (see the message line). */
   deleteCrawl(crawlId: number): Promise<boolean>;
-  /** Opens a crawl's slot table (once): its snapshot when it runs, and its figures. Views get the table from `stores.slotTables`. */
+  /** Opens a crawl's slot table (once): its snapshot (live or as recorded), and its figures. Views get the table from `stores.slotTables`. */
   openCrawl(crawlId: number): void;
   /** Sends a settings change set; the refusal comes back as data for the view to show by its field. */
   updateSettings(crawlId: number, changes: Readonly<Record<string, unknown>>): Promise<Outcome<Result<'settings.update'>>>;
@@ -101,7 +101,7 @@ export function createAppState(transport: Transport): AppState {
     return c ? `“${c.name}”` : `crawl ${id}`;
   };
 
-  /** Replaces a table with the engine's rows; a crawl that is not running keeps what it had. */
+  /** Replaces a table with the host's rows (the engine's while the crawl runs, the recorded ones after). */
   async function syncTable(crawlId: number): Promise<void> {
     try {
       const { rows } = await transport.invoke('slots.snapshot', { id: crawlId });
@@ -267,7 +267,8 @@ export function createAppState(transport: Transport): AppState {
       if (opened.has(crawlId)) return;
       opened.add(crawlId);
       slotTables.open(crawlId);
-      if (isLive(crawls.crawl(crawlId)?.status)) void syncTable(crawlId);
+      // Live rows while it runs; a finished, stopped or imported crawl gets its slots as recorded.
+      void syncTable(crawlId);
       void loadStats(crawlId);
       void loadLog(crawlId);
     },

@@ -5,7 +5,9 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { applySettings, DEFAULT_SETTINGS, settingSpec, type Settings } from '../../../../shared/settings';
+import type { ImportReport, UnreadableLine } from '../../../../shared/contract';
 import type { EventRecord, ResponseRecord } from '../../../../shared/types';
 import { openHistoryWriter, type HistoryWriter, type HistoryWriterOptions } from '../history-writer';
 import type { TimeZoneSpec } from '../export/wall-time';
@@ -21,34 +23,7 @@ export interface ImportOptions {
   readonly writer?: HistoryWriterOptions;
 }
 
-/** A line that could not be read, with why. */
-export interface UnreadableLine {
-  readonly line: number;
-  readonly reason: string;
-  /** The line, cut to 200 characters. */
-  readonly text: string;
-}
-
-export interface ImportReport {
-  /** The crawl created; null when the log had no debug line (nothing was written). */
-  readonly crawlId: number | null;
-  readonly name: string;
-  readonly lines: number;
-  /** Debug lines imported (one response row each). */
-  readonly debugLines: number;
-  /** Of those, how many got a status and URL from a Crawled/Redirecting/Retrying line. */
-  readonly withStatus: number;
-  readonly slots: number;
-  readonly unreadable: number;
-  /** The first 10 unreadable lines. */
-  readonly firstUnreadable: readonly UnreadableLine[];
-  readonly scrapyVersion: string | null;
-  /** Scrapy settings of the log's "Overridden settings" applied to the crawl's settings, and those left out. */
-  readonly settingsApplied: readonly string[];
-  readonly settingsIgnored: readonly string[];
-  readonly startedAt: number | null;
-  readonly finishedAt: number | null;
-}
+export type { ImportReport, UnreadableLine } from '../../../../shared/contract';
 
 /** A debug line waiting (a few seconds at most) for the line that gives its status and URL. */
 interface Pending {
@@ -126,13 +101,38 @@ function toRecords(p: Pending): { response: ResponseRecord; changed: boolean; ev
  */
 export async function importScrapyLog(file: string, dbFile: string, o: ImportOptions = {}): Promise<ImportReport> {
   const size = (await stat(file)).size;
-  const tz = o.tz ?? 'local';
-  const name = o.name ?? `Scrapy log ${basename(file)}`;
   const writer: HistoryWriter = await openHistoryWriter(dbFile, o.writer);
+  const input = createReadStream(file, { encoding: 'utf8' });
+  try {
+    return await importScrapyLogInto(writer, { input, size, fileName: basename(file), bytesRead: () => input.bytesRead }, o);
+  } finally {
+    input.destroy();
+    await writer.close().catch(() => undefined);
+  }
+}
+
+/** A log to import from a stream: a file, an upload, a text. */
+export interface LogSource {
+  readonly input: Readable;
+  /** Its size in bytes when known (progress), else 0. */
+  readonly size: number;
+  /** The file's name, for the crawl's default name and its summary. */
+  readonly fileName: string;
+  /** Bytes consumed so far (progress). */
+  readonly bytesRead: () => number;
+}
+
+/** The log of `src` into a crawl written by `writer` (which stays open: the core's own, or the CLI's). */
+export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource, o: ImportOptions = {}): Promise<ImportReport> {
+  const { input, size } = src;
+  const file = src.fileName;
+  const tz = o.tz ?? 'local';
+  const name = o.name ?? `Scrapy log ${file}`;
   let writeError: Error | undefined;
-  writer.on('error', (e: Error) => {
+  const onWriteError = (e: Error) => {
     writeError ??= e;
-  });
+  };
+  writer.on('error', onWriteError);
 
   let crawlId: number | null = null;
   let lineNo = 0;
@@ -212,7 +212,6 @@ export async function importScrapyLog(file: string, dbFile: string, o: ImportOpt
     }
   };
 
-  const input = createReadStream(file, { encoding: 'utf8' });
   const lines = createInterface({ input, crlfDelay: Infinity });
   let lastProgress = 0;
   try {
@@ -300,7 +299,7 @@ export async function importScrapyLog(file: string, dbFile: string, o: ImportOpt
         const now = Date.now();
         if (now - lastProgress >= 100) {
           lastProgress = now;
-          o.onProgress({ bytes: input.bytesRead, size, lines: lineNo });
+          o.onProgress({ bytes: src.bytesRead(), size, lines: lineNo });
         }
       }
     }
@@ -312,7 +311,7 @@ export async function importScrapyLog(file: string, dbFile: string, o: ImportOpt
       const summary = {
         crawl_id: crawlId, requests: debugLines, responses: withStatus, failures: 0, slots: slots.size,
         seconds: startedAt !== null && finishedAt !== null ? Math.max(0, (finishedAt - startedAt) / 1000) : 0,
-        imported_from: { kind: 'scrapy-log', file: basename(file), scrapy_version: scrapyVersion, finish_reason: finishReason, lines: lineNo, unreadable_lines: unreadable },
+        imported_from: { kind: 'scrapy-log', file, scrapy_version: scrapyVersion, finish_reason: finishReason, lines: lineNo, unreadable_lines: unreadable },
       };
       writer.updateCrawl(crawlId, { status: 'finished', startedAt, finishedAt, summary, settings });
     }
@@ -324,7 +323,6 @@ export async function importScrapyLog(file: string, dbFile: string, o: ImportOpt
     };
   } finally {
     lines.close();
-    input.destroy();
-    await writer.close().catch(() => undefined);
+    writer.off('error', onWriteError);
   }
 }

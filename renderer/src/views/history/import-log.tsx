@@ -2,25 +2,36 @@
 // page and sent to the host, which stores it as a finished crawl the history views chart like any other.
 
 import { useRef, useState } from 'react';
-import type { Method } from '../../../../shared/contract';
+import type { ImportReport } from '../../../../shared/contract';
+import type { Transport } from '../../transport/transport';
 import { toAppError } from '../../transport/transport';
 import { useApp } from '../app-context';
 import { formatCount } from '../format';
-import { invokeIfPresent } from './history-api';
-
-/** The contract method that stores an uploaded Scrapy log, when the host has one. */
-export const IMPORT_METHOD = 'history.importScrapyLog';
-
-/** What an import answers (the fields the list shows; others are ignored). */
-interface ImportAnswer {
-  readonly crawlId?: number;
-  readonly crawl?: { readonly id: number };
-  readonly responses?: number;
-  readonly lines?: number;
-  readonly unreadable?: number;
-}
 
 type State = { readonly kind: 'idle' } | { readonly kind: 'busy'; readonly name: string } | { readonly kind: 'done' | 'error'; readonly text: string };
+
+/**
+ * Sends the file to the host: in a browser a streamed upload to the host's /import route (any size;
+ * a WebSocket message is limited to 1 MiB), in Electron the contract's 'history.importScrapyLog'.
+ */
+async function upload(transport: Transport, file: File): Promise<ImportReport> {
+  if (transport.kind === 'websocket') {
+    const r = await fetch(`import?${new URLSearchParams({ name: file.name })}`, {
+      method: 'POST', credentials: 'same-origin', body: file, headers: { 'Content-Type': 'text/plain; charset=utf-8' },
+    });
+    if (!r.ok) throw new Error((await r.text()).trim() || `the host refused it (HTTP ${r.status})`);
+    return (await r.json()) as ImportReport;
+  }
+  return transport.invoke('history.importScrapyLog', { name: file.name, text: await file.text() });
+}
+
+/** The report in words: what was read, what was skipped. */
+export function describeImport(file: string, r: ImportReport): string {
+  const version = r.scrapyVersion ? ` (Scrapy ${r.scrapyVersion})` : '';
+  const skipped = r.unreadable ? `; ${formatCount(r.unreadable)} unreadable line${r.unreadable === 1 ? '' : 's'} skipped` +
+    (r.firstUnreadable[0] ? ` (first: line ${r.firstUnreadable[0].line}, ${r.firstUnreadable[0].reason})` : '') : '';
+  return `Imported ${file}${version}: ${formatCount(r.debugLines)} responses over ${formatCount(r.slots)} slot${r.slots === 1 ? '' : 's'}${skipped}.`;
+}
 
 export function ImportLogButton({ onImported }: { onImported: (crawlId: number) => void }) {
   const { transport } = useApp();
@@ -30,16 +41,9 @@ export function ImportLogButton({ onImported }: { onImported: (crawlId: number) 
   const onFile = async (file: File) => {
     setState({ kind: 'busy', name: file.name });
     try {
-      const text = await file.text();
-      const r = (await invokeIfPresent(transport, IMPORT_METHOD as Method, { name: file.name, text } as never)) as ImportAnswer | null;
-      if (r === null) {
-        setState({ kind: 'error', text: 'This host cannot import Scrapy logs from the window (no history.importScrapyLog method): use `slotscope import --scrapy-log FILE`.' });
-        return;
-      }
-      const id = r.crawlId ?? r.crawl?.id;
-      const skipped = r.unreadable ? `, ${formatCount(r.unreadable)} unreadable lines skipped` : '';
-      setState({ kind: 'done', text: `Imported ${file.name}${r.responses !== undefined ? `: ${formatCount(r.responses)} responses` : ''}${skipped}.` });
-      if (id !== undefined) onImported(id);
+      const r = await upload(transport, file);
+      setState({ kind: 'done', text: describeImport(file.name, r) });
+      if (r.crawlId !== null) onImported(r.crawlId);
     } catch (e) {
       setState({ kind: 'error', text: `Importing ${file.name} failed: ${toAppError(e).message}` });
     } finally {
