@@ -6,8 +6,11 @@ import type { ChangeRecord, CrawlStatus, DelayCause, EventRecord } from './types
 
 /** An error crossing the boundary as data, never as a thrown object. */
 export interface AppError {
-  /** `invalid`: bad params or settings; `not-found`; `conflict`: not possible in the crawl's state; `unknown-method`; `internal`. */
-  readonly code: 'invalid' | 'not-found' | 'conflict' | 'unknown-method' | 'too-large' | 'internal';
+  /**
+   * `invalid`: bad params or settings; `not-found`; `conflict`: not possible in the crawl's state;
+   * `unknown-method`; `canceled`: the user closed a dialog the request needed (Electron's save dialog); `internal`.
+   */
+  readonly code: 'invalid' | 'not-found' | 'conflict' | 'unknown-method' | 'too-large' | 'canceled' | 'internal';
   readonly message: string;
   /** The param or setting at fault, when there is one. */
   readonly field?: string;

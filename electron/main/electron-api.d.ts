@@ -86,7 +86,7 @@ export declare class BrowserWindow {
 export interface App {
   readonly isPackaged: boolean;
   setName(name: string): void;
-  getPath(name: 'userData' | 'appData' | 'home' | 'temp'): string;
+  getPath(name: 'userData' | 'appData' | 'home' | 'temp' | 'downloads'): string;
   setPath(name: string, path: string): void;
   requestSingleInstanceLock(): boolean;
   whenReady(): Promise<void>;
@@ -175,8 +175,21 @@ export interface OpenDialogReturnValue {
   filePaths: string[];
 }
 
+export interface SaveDialogOptions {
+  title?: string;
+  defaultPath?: string;
+  filters?: FileFilter[];
+}
+
+export interface SaveDialogReturnValue {
+  canceled: boolean;
+  filePath: string;
+}
+
 export interface Dialog {
   showOpenDialog(window: BrowserWindow, options: OpenDialogOptions): Promise<OpenDialogReturnValue>;
+  showSaveDialog(window: BrowserWindow, options: SaveDialogOptions): Promise<SaveDialogReturnValue>;
+  showSaveDialog(options: SaveDialogOptions): Promise<SaveDialogReturnValue>;
   showErrorBox(title: string, content: string): void;
 }
 export declare const dialog: Dialog;

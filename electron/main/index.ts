@@ -11,6 +11,7 @@ import { rendererDir, startDemo } from '../browser-mode';
 import { EXIT_NATIVE_MODULE } from '../electron-binary';
 import { startEventPump, type EventPump } from './event-pump';
 import { installIpc } from './ipc';
+import { withExportPath } from './save-dialog';
 import { menuTemplate } from './menu';
 import { createAppWindow, denyPermissions, lockContents, registerAppScheme, serveRenderer } from './window';
 
@@ -66,7 +67,15 @@ async function main(): Promise<void> {
   let win: BrowserWindow | null = null;
   const contents = () => (win !== null && !win.isDestroyed() && !win.webContents.isDestroyed() ? win.webContents : null);
   let pump: EventPump = startEventPump(core, contents);
-  const removeIpc = installIpc({ dispatcher: () => core, appContents: contents, log });
+  const removeIpc = installIpc({
+    dispatcher: () => core, appContents: contents, log,
+    // An export from the window asks where to save it (the browser host downloads instead).
+    prepare: (method, params) => withExportPath(method, params, app.getPath('downloads'), async (o) => {
+      const options = { title: o.title, defaultPath: o.defaultPath, filters: o.filters.map((f) => ({ name: f.name, extensions: [...f.extensions] })) };
+      const r = win === null ? await dialog.showSaveDialog(options) : await dialog.showSaveDialog(win, options);
+      return r.canceled || !r.filePath ? null : r.filePath;
+    }),
+  });
 
   const openWindow = (): BrowserWindow => {
     const w = createAppWindow({ preload: join(here, 'preload.cjs'), dev, log });

@@ -12,6 +12,8 @@ export interface IpcOptions {
   /** The app window's webContents, or null while there is none. */
   readonly appContents: () => WebContents | null;
   readonly log: (line: string) => void;
+  /** Runs before dispatch (the export save dialog): new params, or the reply itself. */
+  readonly prepare?: (method: string, params: unknown) => Promise<{ readonly params: unknown } | { readonly reply: Reply }>;
 }
 
 /** Registers the invoke handler; returns the function that removes it. */
@@ -29,7 +31,9 @@ export function installIpc(o: IpcOptions): () => void {
       return { ok: false, error: { code: 'invalid', field: 'sender', message: `refused: ${refusal}` } };
     }
     // The core validates the method and its params (dispatch is the trust boundary) and answers with data.
-    return o.dispatcher().dispatch(typeof method === 'string' ? method : String(method), params);
+    const name = typeof method === 'string' ? method : String(method);
+    const ready = o.prepare ? await o.prepare(name, params) : { params };
+    return 'reply' in ready ? ready.reply : o.dispatcher().dispatch(name, ready.params);
   });
   return () => ipcMain.removeHandler(INVOKE_CHANNEL);
 }

@@ -1,7 +1,7 @@
 // The Electron host's parts that need no Electron binary, against real things: the event pump on a
 // real core and SQLite file, the menu template, and how `npm start` finds (or misses) the binary.
 
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CrawlInfo } from '../../../shared/contract';
@@ -121,5 +121,55 @@ describe('finding the Electron binary', () => {
     expect(hasDisplay({ WAYLAND_DISPLAY: 'wayland-0' }, 'linux')).toBe(true);
     expect(hasDisplay({}, 'darwin')).toBe(true);
     expect(hasDisplay({}, 'win32')).toBe(true);
+  });
+});
+
+describe('export save dialog (withExportPath)', () => {
+  beforeAll(() => ensureBuilt(), 180_000);
+
+  it('asks for a file only for exports without a path, adds the extension, and a cancel writes nothing', async () => {
+    const { withExportPath } = await import('../../../electron/main/save-dialog');
+    const dir = freshDir();
+    const core = await createCore({ db: join(dir, 'dialog.sqlite') });
+    defer(() => core.close());
+    const imported = await core.dispatch('history.importScrapyLog', {
+      name: 'tiny.log',
+      text: '2026-11-22 10:00:00 [scrapy.extensions.throttle] INFO: slot: a.test | conc: 1 | delay: 1500 ms (-500) | latency:  120 ms | size:  2000 bytes\n',
+      tz: 'UTC',
+    });
+    expect(imported.ok, JSON.stringify(imported)).toBe(true);
+    const crawlId = (imported as { result: { crawlId: number } }).result.crawlId;
+    const asked: unknown[] = [];
+    const via = async (method: string, params: unknown, answer: string | null) => {
+      const ready = await withExportPath(method, params, '/home/me/Downloads', async (o) => {
+        asked.push(o);
+        return answer;
+      });
+      return 'reply' in ready ? ready.reply : core.dispatch(method, ready.params);
+    };
+
+    // Other methods and exports that name a path pass through without a dialog.
+    expect((await via('crawls.list', {}, null)).ok).toBe(true);
+    const named = join(dir, 'named.jsonl');
+    expect(await via('history.export', { crawlId, format: 'jsonl', path: named }, null)).toMatchObject({ ok: true, result: { path: named, rows: 1 } });
+    expect(asked).toEqual([]);
+
+    // Without a path: the dialog suggests a name in the folder, with the format's filter; the typed name gets its extension.
+    const r = await via('history.export', { crawlId, format: 'har', slot: 'a.test' }, join(dir, 'chosen'));
+    expect(asked).toEqual([{
+      title: 'Export HAR 1.2',
+      defaultPath: join('/home/me/Downloads', `slotscope-crawl-${crawlId}-a.test.har`),
+      filters: [{ name: 'HAR 1.2', extensions: ['har', 'json'] }],
+    }]);
+    expect(r).toMatchObject({ ok: true, result: { path: join(dir, 'chosen.har'), rows: 1 } });
+    expect(JSON.parse(readFileSync(join(dir, 'chosen.har'), 'utf8')).log.entries).toHaveLength(1);
+
+    // Cancelled: a 'canceled' answer naming path, and no file.
+    const canceled = await via('history.export', { crawlId, format: 'csv' }, null);
+    expect(canceled).toEqual({ ok: false, error: { code: 'canceled', message: 'export canceled: no file was chosen', field: 'path' } });
+    // A bad format is the core's to refuse: no dialog.
+    const bad = await via('history.export', { crawlId, format: 'xml' }, join(dir, 'never'));
+    expect(bad).toMatchObject({ ok: false, error: { code: 'invalid', field: 'format' } });
+    expect(asked).toHaveLength(2);
   });
 });

@@ -98,7 +98,8 @@ export function ExportBar({ crawlId, scopes }: { crawlId: number; scopes: readon
       setState({ kind: 'done', text: `Saved ${formatCount(r.rows)} rows (${formatCount(r.bytes)} bytes) to ${r.path}` });
     } catch (e) {
       const err = toAppError(e);
-      setState({ kind: 'error', text: `Export failed: ${err.message}` });
+      // The desktop app's save dialog closed without a file: nothing was written, nothing failed.
+      setState(err.code === 'canceled' ? { kind: 'done', text: 'Export canceled.' } : { kind: 'error', text: `Export failed: ${err.message}` });
     }
   };
 
