@@ -3,7 +3,9 @@
 // sort or filter to the next painted frame, and a settings click to the first decision using it.
 
 // BENCH_CONSOLE_PARTS=scroll,sort,settings (default all); BENCH_CONSOLE_SLOTS (10,000);
-// BENCH_CONSOLE_SECONDS (scroll measurement, 10); SLOTSCOPE_CHROMIUM (default /usr/bin/chromium).
+// BENCH_CONSOLE_SECONDS (scroll measurement, 10); SLOTSCOPE_CHROMIUM (default /usr/bin/chromium);
+// BENCH_CONSOLE_PROFILE=FILE.cpuprofile (the page's CPU profile while it scrolls with updates);
+// BENCH_CONSOLE_TRACE=FILE.json (a Chromium trace of the same).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -192,7 +194,24 @@ async function scrollPart(browser: Browser): Promise<void> {
     const stop = s.feed.replay(20, 10);
     await sleep(1000);
     const sent0 = { ...s.feed.sent };
+    const profile = process.env.BENCH_CONSOLE_PROFILE ? await page.context().newCDPSession(page) : null;
+    if (profile) {
+      await profile.send('Profiler.enable');
+      await profile.send('Profiler.setSamplingInterval', { interval: 200 });
+      await profile.send('Profiler.start');
+    }
+    const trace = process.env.BENCH_CONSOLE_TRACE;
+    if (trace) await browser.startTracing(page, { path: trace, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink', 'v8.execute'] });
     const live = (await page.evaluate(`(${MEASURE_FRAMES})(${SCROLL_SECONDS * 1000}, 45)`)) as FrameResult;
+    if (trace) {
+      await browser.stopTracing();
+      detail(`Chromium trace of the measurement written to ${trace} (chrome://tracing, or the Performance panel)`);
+    }
+    if (profile) {
+      const { profile: p } = await profile.send('Profiler.stop');
+      writeFileSync(process.env.BENCH_CONSOLE_PROFILE!, JSON.stringify(p));
+      detail(`renderer CPU profile of the measurement written to ${process.env.BENCH_CONSOLE_PROFILE}`);
+    }
     const sent = { rows: s.feed.sent.rows - sent0.rows, ticks: s.feed.sent.ticks - sent0.ticks, ms: s.feed.sent.ms - sent0.ms };
     stop();
     const stopPart = s.feed.replay(20, 10, 0.2);
