@@ -409,8 +409,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     'log.events': async (p) => {
       stored(p.id);
       await writer.flush();
-      const all = reader.events(p.id, { kind: p.kind, slot: p.slot });
-      return p.limit !== undefined ? all.slice(-p.limit) : all;
+      // The latest `limit` events, read as such (a long crawl's log is not loaded whole to keep its tail).
+      return reader.events(p.id, { kind: p.kind, slot: p.slot, limit: p.limit, latest: true });
     },
     'log.changes': async (p) => {
       stored(p.id);

@@ -79,6 +79,8 @@ export interface ChangeQuery extends TimeRange {
 
 export interface EventQuery extends ChangeQuery {
   readonly kind?: EventKind;
+  /** With `limit`: the latest `limit` events (still returned oldest first), not the first. */
+  readonly latest?: boolean;
 }
 
 /** A downsampled history: at most maxPoints points over [from, to) (default: the whole series). */
@@ -328,10 +330,16 @@ export function openHistoryReader(file: string): HistoryReader {
   // Events bind (crawl, [slot id,] kind, kind, from, to, limit); a null kind matches every kind.
   const eventColumns = `e.t, s.key, e.kind, e.code, e.text, e.data_json`;
   const eventsFrom = `FROM events e LEFT JOIN slots s ON s.id = e.slot_id WHERE e.crawl_id = ?`;
-  const eventRange = `(? IS NULL OR e.kind = ?) AND e.t >= ? AND e.t < ? ORDER BY e.t, e.id LIMIT ?`;
-  const eventsAll = raw(`SELECT ${eventColumns} ${eventsFrom} AND ${eventRange}`);
-  const eventsSlot = raw(`SELECT ${eventColumns} ${eventsFrom} AND e.slot_id = ? AND ${eventRange}`);
-  const eventsCrawlWide = raw(`SELECT ${eventColumns} ${eventsFrom} AND e.slot_id IS NULL AND ${eventRange}`);
+  const eventStatements = (order: 'ASC' | 'DESC') => {
+    const range = `(? IS NULL OR e.kind = ?) AND e.t >= ? AND e.t < ? ORDER BY e.t ${order}, e.id ${order} LIMIT ?`;
+    return {
+      all: raw(`SELECT ${eventColumns} ${eventsFrom} AND ${range}`),
+      slot: raw(`SELECT ${eventColumns} ${eventsFrom} AND e.slot_id = ? AND ${range}`),
+      crawlWide: raw(`SELECT ${eventColumns} ${eventsFrom} AND e.slot_id IS NULL AND ${range}`),
+    };
+  };
+  const eventsFirst = eventStatements('ASC');
+  const eventsLatest = eventStatements('DESC');
   // Series bind (crawl, res_ms, slot id, from bucket, to).
   const seriesStored = raw(
     `SELECT ${SERIES_COLUMNS} FROM series
@@ -485,13 +493,16 @@ export function openHistoryReader(file: string): HistoryReader {
     events: (crawlId, q = {}) =>
       timed('events', () => {
         const kind = q.kind ?? null;
+        const latest = q.latest === true && q.limit !== undefined;
+        const st = latest ? eventsLatest : eventsFirst;
         let rows: Row[];
-        if (q.slot === undefined) rows = eventsAll.all(crawlId, kind, kind, ...bounds(q)) as Row[];
-        else if (q.slot === null) rows = eventsCrawlWide.all(crawlId, kind, kind, ...bounds(q)) as Row[];
+        if (q.slot === undefined) rows = st.all.all(crawlId, kind, kind, ...bounds(q)) as Row[];
+        else if (q.slot === null) rows = st.crawlWide.all(crawlId, kind, kind, ...bounds(q)) as Row[];
         else {
           const id = lookupSlot(crawlId, q.slot);
-          rows = id === undefined ? [] : (eventsSlot.all(crawlId, id, kind, kind, ...bounds(q)) as Row[]);
+          rows = id === undefined ? [] : (st.slot.all(crawlId, id, kind, kind, ...bounds(q)) as Row[]);
         }
+        if (latest) rows.reverse();
         return rows.map(toEvent);
       }),
 

@@ -242,6 +242,13 @@ describe('HistoryWriter + HistoryReader', () => {
     expect(reader.events(a, { kind: 'debug', slot: 'even' }).map((e) => e.text)).toEqual(['d']);
     expect(reader.events(a, { slot: null }).map((e) => e.text)).toEqual(['d2']);
     expect(reader.events(a, { slot: 'odd' }).map((e) => e.kind)).toEqual(['warning']);
+    // The log view's tail: the latest events, oldest first; without latest, the first ones.
+    const texts = reader.events(a).map((e) => e.text);
+    expect(texts.length).toBeGreaterThan(2);
+    expect(reader.events(a, { limit: 2, latest: true }).map((e) => e.text)).toEqual(texts.slice(-2));
+    expect(reader.events(a, { limit: 2 }).map((e) => e.text)).toEqual(texts.slice(0, 2));
+    expect(reader.events(a, { kind: 'debug', limit: 1, latest: true }).map((e) => e.text)).toEqual(['d2']);
+    expect(reader.events(a, { kind: 'debug', slot: 'even', limit: 5, latest: true }).map((e) => e.text)).toEqual(['d']);
 
     // 120 responses every 500 ms from second 40: 60 seconds of 2, split 40/80 over two minutes.
     const seconds = reader.series(a, { resolution: 'second' });
