@@ -233,7 +233,6 @@ test('history import: a Scrapy log opened from the crawl list becomes a crawl wh
   await page.getByRole('tab', { name: 'Overview' }).click();
   for (const slot of slots) await page.locator(`[data-testid="top-slots"] [data-slot="${slot}"]`).waitFor({ timeout: 10_000 });
   await page.locator('[data-testid="overview-tab"][data-loading="false"]').waitFor({ timeout: 10_000 });
-  await page.screenshot({ path: join(ensureScreenshotsDir(), 'import-overview-light.png') });
   await page.getByRole('tab', { name: 'History' }).click();
   for (const slot of slots) {
     await page.getByTestId('history-slot-input').fill(slot);

@@ -168,16 +168,23 @@ function ChangesList({ log }: { log: CrawlLogStore }) {
   );
 }
 
+/** A recorded value in words: a Retry-After block's end as a time of day, others as they were set. */
+function changeValue(setting: string, v: unknown): string {
+  if (setting === 'blocked_until') return typeof v === 'number' ? `until ${formatWhen(v)}` : 'none';
+  return showValue(v);
+}
+
 function ChangeRow({ c }: { c: ChangeRecord }) {
   return (
     <tr data-setting={c.setting}>
       <td className="left muted">{formatWhen(c.t)}</td>
-      <td className="left">
-        <code>{c.setting}</code>
-        {c.slot !== null && <span className="muted"> · {c.slot}</span>}
+      <td className="left change-setting">
+        {/* Long Scrapy names break after an underscore, not inside a word. */}
+        <code>{c.setting.split('_').flatMap((part, i) => (i === 0 ? [part] : [<wbr key={i} />, `_${part}`]))}</code>
+        {c.slot !== null && <div className="muted change-slot">{c.slot}</div>}
       </td>
       <td className="left mono" data-col="values">
-        {showValue(c.oldValue)} → {showValue(c.newValue)}
+        {changeValue(c.setting, c.oldValue)} → {changeValue(c.setting, c.newValue)}
       </td>
       <td className="left muted" data-col="source">{c.source}</td>
     </tr>
