@@ -33,6 +33,12 @@ export interface ConnectOptions {
   readonly maxBackoffMs?: number;
   /** Where a listener's exception goes; default console.error. */
   readonly onListenerError?: (err: unknown) => void;
+  /**
+   * Events whose messages are parsed and delivered later, one per `schedule` call (the page: right
+   * after the next frame is painted, so a 10,000-row 'slots.update' does not land inside a frame).
+   * Order is kept: any other message first delivers every deferred one before it.
+   */
+  readonly deferEvents?: { readonly events: readonly EventName[]; readonly schedule: (run: () => void) => void };
 }
 
 export interface Client {
@@ -125,8 +131,37 @@ export function connect(url: string, opts: ConnectOptions = {}): Client {
     }
   };
 
+  // Deferred event messages, as received (raw text): parsed and delivered one per scheduled run.
+  const deferPrefixes = (opts.deferEvents?.events ?? []).map((e) => `{"event":${JSON.stringify(e)},`);
+  const deferred: string[] = [];
+  let scheduled = false;
+  const runDeferred = () => {
+    scheduled = false;
+    const next = deferred.shift();
+    if (next !== undefined) deliver(next);
+    if (deferred.length > 0) schedule();
+  };
+  const schedule = () => {
+    if (scheduled || !opts.deferEvents) return;
+    scheduled = true;
+    opts.deferEvents.schedule(runDeferred);
+  };
+  const drainDeferred = () => {
+    while (deferred.length > 0) deliver(deferred.shift()!);
+  };
+
   const onMessage = (data: unknown) => {
     if (typeof data !== 'string') return;
+    if (deferPrefixes.length > 0 && deferPrefixes.some((p) => data.startsWith(p))) {
+      deferred.push(data);
+      schedule();
+      return;
+    }
+    drainDeferred();
+    deliver(data);
+  };
+
+  const deliver = (data: string) => {
     let msg: Partial<WireReply> & { event?: string; payload?: unknown };
     try {
       msg = JSON.parse(data);

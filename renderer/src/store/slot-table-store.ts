@@ -4,7 +4,7 @@
 
 import { SLOT_COLUMNS, type SlotState, type SlotTuple } from '../../../shared/contract';
 import type { DelayCause } from '../../../shared/types';
-import { FrameStore, type ReadableStore, type Scheduler } from './frame-store';
+import { afterFrame, FrameStore, type ReadableStore, type Scheduler } from './frame-store';
 import { sameItems } from './use-store';
 
 export type SlotColumn = (typeof SLOT_COLUMNS)[number];
@@ -356,9 +356,15 @@ export class SlotTableView extends SyncStore {
   private at = { table: -1, pins: -1, keySet: -1, query: null as SlotQuery | null };
   private lastFull = -Infinity;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** A re-sort waits for the end of a frame (afterFrame). */
+  private queued = false;
   private offs: (() => void)[] = [];
 
-  constructor(private readonly table: SlotTableStore, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    private readonly table: SlotTableStore,
+    private readonly now: () => number = () => performance.now(),
+    private readonly afterPaint: Scheduler = afterFrame,
+  ) {
     super();
   }
 
@@ -414,13 +420,21 @@ export class SlotTableView extends SyncStore {
       if (this.refreshCounts()) this.notify();
       return;
     }
+    if (this.queued || this.timer !== null) return;
+    // The re-sort of 10,000 rows runs right after a frame, in the frame's idle end, not inside it.
+    const resort = () => {
+      this.queued = true;
+      this.afterPaint(() => {
+        this.queued = false;
+        if (this.offs.length > 0 && this.refresh()) this.notify();
+      });
+    };
     const wait = this.lastFull + RESORT_MS - this.now();
-    if (wait <= 0) {
-      if (this.refresh()) this.notify();
-    } else if (this.timer === null) {
+    if (wait <= 0) resort();
+    else {
       this.timer = setTimeout(() => {
         this.timer = null;
-        if (this.offs.length > 0 && this.refresh()) this.notify();
+        resort();
       }, Math.ceil(wait));
     }
   };

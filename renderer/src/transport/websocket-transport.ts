@@ -2,6 +2,7 @@
 // page's own origin. The token travels as the cookie set by the first page load (and in the URL).
 
 import { connect } from '../../../electron/server/client';
+import { afterFrame } from '../store/frame-store';
 import type { Transport } from './transport';
 
 /** `ws(s)://<host>/ws`, with the page's `?token=` passed on when it has one. */
@@ -12,7 +13,8 @@ export function webSocketUrl(location: Pick<Location, 'protocol' | 'host' | 'sea
 }
 
 export function webSocketTransport(url: string): Transport {
-  const client = connect(url);
+  // A 10,000-row slot update is parsed and applied after a frame, not inside one (see afterFrame).
+  const client = connect(url, { deferEvents: { events: ['slots.update'], schedule: afterFrame } });
   return {
     kind: 'websocket',
     invoke: (method, params) => client.invoke(method, params),
