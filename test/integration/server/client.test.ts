@@ -49,6 +49,32 @@ describe('client', () => {
     await expect(client.invoke('crawls.list', {})).rejects.toMatchObject({ transport: true });
   });
 
+  it('defers the events it is told to until its scheduler runs, one message a run, and delivers them before any later message', async () => {
+    const { wsUrl, dispatcher } = await startTestServer();
+    const runs: (() => void)[] = [];
+    const client = connect(wsUrl, { WebSocketImpl: WebSocket, deferEvents: { events: ['slots.update'], schedule: (run) => runs.push(run) } });
+    defer(() => client.close());
+    const seen: string[] = [];
+    client.subscribe('slots.update', (p) => seen.push(`update ${p.rows.length}`));
+    client.subscribe('crawls.changed', (p) => seen.push(`changed ${p.crawls[0].id}`));
+    await client.invoke('crawls.list', {});
+
+    dispatcher.emit('slots.update', { crawlId: 1, rows: [] });
+    dispatcher.emit('slots.update', { crawlId: 1, rows: [['a.test'] as never] });
+    await until(() => runs.length === 1, 5000, 'a scheduled run');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(seen).toEqual([]); // received, held for the scheduler (one run asked for at a time)
+    runs.shift()!();
+    expect(seen).toEqual(['update 0']);
+    expect(runs).toHaveLength(1); // the second is left for the next run
+    // A message of another kind first delivers what is held, so the order is the server's.
+    dispatcher.emit('crawls.changed', crawlsChanged(7));
+    await until(() => seen.length === 3, 5000, 'the event');
+    expect(seen).toEqual(['update 0', 'update 1', 'changed 7']);
+    runs.shift()!(); // a stale run finds nothing to deliver
+    expect(seen).toHaveLength(3);
+  });
+
   it('reconnects after the server restarts on the same port; listeners keep receiving; queued invokes go through', async () => {
     const first = new CounterDispatcher();
     const log = () => {};
