@@ -54,7 +54,10 @@ const COUNT_UPDATES = `(() => {
 
 /** rAF deltas and long tasks for `ms`, scrolling the grid by `step` px a frame (down, then back up). */
 const MEASURE_FRAMES = `(ms, step) => new Promise((resolve) => {
-  const deltas = []; const longs = [];
+  const deltas = []; const longs = []; const busy = [];
+  // The busy part of each frame: its rAF start to the first task after it (as history-views.bench measures).
+  const ch = new MessageChannel(); let frameStart = 0;
+  ch.port1.onmessage = () => busy.push(performance.now() - frameStart);
   const po = new PerformanceObserver((l) => { for (const e of l.getEntries()) longs.push(e.duration); });
   po.observe({ type: 'longtask' });
   const el = document.querySelector('[data-testid="slot-table"]');
@@ -62,14 +65,15 @@ const MEASURE_FRAMES = `(ms, step) => new Promise((resolve) => {
   let dir = 1; let last = 0; let end = 0; let maxDom = 0;
   const frame = (t) => {
     if (last) deltas.push(t - last);
-    last = t;
+    last = t; frameStart = t;
+    ch.port2.postMessage(0);
     if (step > 0) {
       if (el.scrollTop + el.clientHeight >= el.scrollHeight - 2) dir = -1; else if (el.scrollTop <= 0) dir = 1;
       el.scrollTop += dir * step;
     }
     maxDom = Math.max(maxDom, el.querySelectorAll('[role="row"]').length);
     if (t < end) requestAnimationFrame(frame);
-    else { po.disconnect(); resolve({ deltas, longs, maxDom, updates: window.__slotUpdates.n - before.n, bytes: window.__slotUpdates.bytes - before.bytes, handlerMs: window.__slotUpdates.ms.slice(before.ms) }); }
+    else { po.disconnect(); resolve({ deltas, busy, longs, maxDom, updates: window.__slotUpdates.n - before.n, bytes: window.__slotUpdates.bytes - before.bytes, handlerMs: window.__slotUpdates.ms.slice(before.ms) }); }
   };
   requestAnimationFrame((t) => { end = t + ms; requestAnimationFrame(frame); });
 })`;
@@ -92,6 +96,8 @@ const RECORD_NEXT_FRAME = `(() => {
 
 interface FrameResult {
   readonly deltas: number[];
+  /** Per frame: rAF start to the first task after the frame (the frame's own work), ms. */
+  readonly busy: number[];
   readonly longs: number[];
   readonly maxDom: number;
   readonly updates: number;
@@ -126,7 +132,9 @@ async function waitFor(cond: () => Promise<boolean> | boolean, what: string, tim
 
 function describeFrames(r: FrameResult, seconds: number): string {
   return `${fmt(r.deltas.length)} frames in ${seconds} s: rAF delta p50 ${fmt(percentile(r.deltas, 50), 1)} ms, p95 ${fmt(percentile(r.deltas, 95), 1)} ms, ` +
-    `p99 ${fmt(percentile(r.deltas, 99), 1)} ms, max ${fmt(Math.max(...r.deltas), 1)} ms, ${fmt(r.deltas.filter((d) => d > 17.5).length)} over 17.5 ms; ` +
+    `p99 ${fmt(percentile(r.deltas, 99), 1)} ms, max ${fmt(Math.max(...r.deltas), 1)} ms, ${fmt(r.deltas.filter((d) => d > 17.5).length)} over 17.5 ` +
+    `(${fmt((100 * r.deltas.filter((d) => d > 17.5).length) / Math.max(1, r.deltas.length), 1)} % of frames dropped); ` +
+    `busy per frame (rAF start to the task after it) p50 ${fmt(percentile(r.busy, 50), 1)} ms, p95 ${fmt(percentile(r.busy, 95), 1)} ms; ` +
     `long tasks ${r.longs.length} (longest ${r.longs.length ? fmt(Math.max(...r.longs), 0) : 0} ms); ` +
     `${fmt(r.updates)} slots.update frames received (${fmt(r.bytes / 1e6, 1)} MB)` +
     (r.handlerMs.length ? `, their onmessage handler (which only queues them: they are parsed and applied after the next painted frame) p50 ${fmt(median(r.handlerMs), 1)} ms, max ${fmt(Math.max(...r.handlerMs), 1)} ms` : '') +
