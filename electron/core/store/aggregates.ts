@@ -241,6 +241,27 @@ interface FoldMark {
 }
 
 /** The running figures of one bucket (one slot or the whole crawl, one level, one time span). */
+
+/** The counters a response's HTTP status moves; slot_stats and series rows count alike (s4xx includes 429). */
+export interface StatusCounts {
+  responses: number;
+  s2xx: number;
+  s3xx: number;
+  s4xx: number;
+  s5xx: number;
+  s429: number;
+}
+
+export function countStatus(c: StatusCounts, status: number): void {
+  c.responses++;
+  if (status >= 200 && status < 300) c.s2xx++;
+  else if (status >= 300 && status < 400) c.s3xx++;
+  else if (status >= 400 && status < 500) {
+    c.s4xx++;
+    if (status === 429) c.s429++;
+  } else if (status >= 500 && status < 600) c.s5xx++;
+}
+
 export class BucketAcc {
   requests = 0;
   responses = 0;
@@ -290,15 +311,7 @@ export class BucketAcc {
     inFlight: number,
   ): void {
     this.requests++;
-    if (status !== null) {
-      this.responses++;
-      if (status >= 200 && status < 300) this.s2xx++;
-      else if (status >= 300 && status < 400) this.s3xx++;
-      else if (status >= 400 && status < 500) {
-        this.s4xx++;
-        if (status === 429) this.s429++;
-      } else if (status >= 500 && status < 600) this.s5xx++;
-    }
+    if (status !== null) countStatus(this, status);
     if (failed) this.failures++;
     if (latency !== null) {
       this.latencySum += latency;

@@ -5,7 +5,7 @@ import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { lockHistoryFile, openDatabase, timed, type HistoryLock } from './database';
 import { FrontierWriter, markInterrupted } from './frontier-store';
 import { readSchemaVersion } from './migrate';
-import { SeriesAggregator } from './aggregates';
+import { countStatus, SeriesAggregator } from './aggregates';
 import { RetentionPruner, PRUNE_INTERVAL_MS, mergeRetention, readRetention, writeRetention } from './retention';
 import {
   R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
@@ -49,15 +49,7 @@ class Acc {
 
   add(t: number, status: number | null, latency: number | null, failed: boolean, delayAfter: number, bytes: number): void {
     this.requests++;
-    if (status !== null) {
-      this.responses++;
-      if (status >= 200 && status < 300) this.s2xx++;
-      else if (status >= 300 && status < 400) this.s3xx++;
-      else if (status >= 400 && status < 500) {
-        this.s4xx++;
-        if (status === 429) this.s429++;
-      } else if (status >= 500 && status < 600) this.s5xx++;
-    }
+    if (status !== null) countStatus(this, status);
     if (failed) this.failures++;
     if (latency !== null) {
       this.latencySum += latency;

@@ -415,6 +415,15 @@ export function openHistoryReader(file: string): HistoryReader {
   const lookupSlot = (crawlId: number, key: string): number | undefined => slotId.get(crawlId, key) as number | undefined;
   const bounds = (q: TimeRange): [number, number, number] => [q.from ?? -Infinity, q.to ?? Infinity, q.limit ?? -1];
 
+  /** The range a history or scatter query covers (the series' extent where it gives none); null when empty. */
+  function window(crawlId: number, id: number, q: { readonly from?: number; readonly to?: number; readonly maxPoints?: number }) {
+    const ext = extent(crawlId, id);
+    if (ext === null) return null;
+    const from = q.from ?? ext.from;
+    const to = q.to ?? ext.to;
+    return to > from ? { ext, from, to, maxPoints: q.maxPoints ?? DEFAULT_MAX_POINTS } : null;
+  }
+
   function responseRows(crawlId: number, q: ResponseQuery): { stmt: Statement; args: unknown[] } | undefined {
     if (q.slot === undefined) return { stmt: responsesAll, args: [crawlId, ...bounds(q)] };
     const id = lookupSlot(crawlId, q.slot);
@@ -519,13 +528,9 @@ export function openHistoryReader(file: string): HistoryReader {
     history: (crawlId, q = {}) =>
       timed('history', () => {
         const id = seriesKey(crawlId, q.slot);
-        if (id === undefined) return [];
-        const ext = extent(crawlId, id);
-        if (ext === null) return [];
-        const from = q.from ?? ext.from;
-        const to = q.to ?? ext.to;
-        if (!(to > from)) return [];
-        const maxPoints = q.maxPoints ?? DEFAULT_MAX_POINTS;
+        const w = id === undefined ? null : window(crawlId, id, q);
+        if (id === undefined || w === null) return [];
+        const { ext, from, to, maxPoints } = w;
         let minSpan = q.resolution === 'minute' ? 60_000 : 1000;
         // Seconds pruned inside the range: read 10-second buckets there instead.
         if (minSpan < 10_000 && ext.secondsFrom !== null && from < ext.secondsFrom) minSpan = 10_000;
@@ -543,13 +548,9 @@ export function openHistoryReader(file: string): HistoryReader {
     scatter: (crawlId, q) =>
       timed('scatter', () => {
         const id = lookupSlot(crawlId, q.slot);
-        if (id === undefined) return [];
-        const ext = extent(crawlId, id);
-        if (ext === null) return [];
-        const from = q.from ?? ext.from;
-        const to = q.to ?? ext.to;
-        if (!(to > from)) return [];
-        const maxPoints = q.maxPoints ?? DEFAULT_MAX_POINTS;
+        const w = id === undefined ? null : window(crawlId, id, q);
+        if (id === undefined || w === null) return [];
+        const { ext, from, to, maxPoints } = w;
         const point = (r: Row, o: number): ScatterPoint => ({
           t: r[o] as number, latency: r[o + 1] as number | null, status: r[o + 2] as number | null, delay: r[o + 3] as number,
         });
