@@ -18,21 +18,11 @@ import { LATEST_SCHEMA_VERSION } from '../../electron/core/store/migrate';
 import { openHistoryReader } from '../../electron/core/store/queries';
 import type { ResponseRecord } from '../../shared/types';
 import { detail, figure, fmt, median, percentile, sleep } from './lib/report';
+import { mulberry32 as rng } from '../../electron/core/testsite/random';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const parts = (process.env.BENCH_HISTORY_PARTS ?? 'record,query').split(',');
 
-/** A deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Log-normal latency around `median` seconds with 1 % spikes. */
 function latency(r: () => number, med: number): number {

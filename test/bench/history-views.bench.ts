@@ -18,6 +18,7 @@ import { LATEST_SCHEMA_VERSION } from '../../electron/core/store/migrate';
 import { startServer, type RunningServer } from '../../electron/server/ws-server';
 import { benchFile, startChild } from './lib/children';
 import { detail, figure, fmt, median, percentile, sleep } from './lib/report';
+import { mulberry32 as rng } from '../../electron/core/testsite/random';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PARTS = new Set((process.env.BENCH_VIEWS_PARTS ?? 'open,zoom,live').split(',').map((s) => s.trim()));
@@ -36,16 +37,6 @@ const CHARTS = ['slot-latency', 'slot-inflight', 'slot-rate', 'slot-backoff'];
 /** Bumped when the generated data changes, so an older cached database is not reused. */
 const GENERATOR = 1;
 
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /**
  * A finished crawl with one slot of SAMPLES responses over two hours (and a small one), written with

@@ -7,6 +7,7 @@ import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings';
 import { Slot } from '../../electron/core/engine/throttle/slot';
 import type { CrawlRequest } from '../../electron/core/engine/request';
 import { SlotRowDiff, slotTuple } from '../../electron/core/slot-rows';
+import { mulberry32 } from '../../electron/core/testsite/random';
 
 type Listener = <E extends EventName>(event: E, payload: AppEvents[E]) => void;
 
@@ -33,17 +34,6 @@ export interface SlotFeed {
 /** Key of the i-th fed slot: `h-00042.scale.test`. */
 export const feedKey = (i: number): string => `h-${String(i).padStart(5, '0')}.scale.test`;
 
-/** A deterministic U[0, 1) source. */
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A queued request as the slot sees it (only its place in the queue matters here). */
 const QUEUED = { priority: 0 } as unknown as CrawlRequest;

@@ -13,6 +13,7 @@ import { migration0002 } from '../../electron/core/store/migrations/0002-frontie
 import { chooseSpan, openHistoryReader } from '../../electron/core/store/queries';
 import type { ResponseRecord } from '../../shared/types';
 import { crawlConfig, defer, ensureBuilt, freshDir, site } from './helpers';
+import { mulberry32 as rng } from '../../electron/core/testsite/random';
 
 // Loopback addresses of this file: 127.0.40.x.
 
@@ -147,17 +148,6 @@ function expectBucketsMatchRaw(file: string, crawlId: number): void {
   expect(checkedP95).toBeGreaterThan(0);
 }
 
-/** A deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Log-normal latencies around `median` seconds, with rare spikes and the histogram's end ranges. */
 function latencyOf(r: () => number, median: number): number | null {
