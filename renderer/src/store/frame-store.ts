@@ -9,9 +9,14 @@ export interface ReadableStore {
 
 export type Scheduler = (callback: () => void) => void;
 
+/** requestAnimationFrame where the page has frames; undefined in a worker or a Node test. */
+const raf = (): ((cb: () => void) => unknown) | undefined =>
+  (globalThis as { requestAnimationFrame?: (cb: () => void) => unknown }).requestAnimationFrame;
+
 /** The next animation frame; a timer where there are no frames (a worker, a test). */
 export const nextFrame: Scheduler = (callback) => {
-  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => callback());
+  const frame = raf();
+  if (frame) frame(() => callback());
   else setTimeout(callback, 16);
 };
 
@@ -23,22 +28,27 @@ function armPostFrame(): void {
   if (postFrameArmed || postFrameJobs.length === 0) return;
   postFrameArmed = true;
   let done = false;
-  const run = () => {
+  const run = (framed: boolean) => {
     if (done) return;
     done = true;
     clearTimeout(fallback);
     postFrameArmed = false;
-    const job = postFrameJobs.shift()!;
+    // After a frame: one job, the next after the next frame. No frame came (a hidden tab, or no
+    // frames at all): every job now, those they queue included, so nothing piles up unseen.
+    do {
+      const job = postFrameJobs.shift()!;
+      try {
+        job();
+      } catch (e) {
+        console.error('slotscope: an after-frame job threw', e);
+      }
+    } while (!framed && postFrameJobs.length > 0);
     armPostFrame();
-    try {
-      job();
-    } catch (e) {
-      console.error('slotscope: an after-frame job threw', e);
-    }
   };
   // No frame within 250 ms (a hidden tab): run anyway. Without frames at all (a test): at once.
-  const fallback = setTimeout(run, typeof requestAnimationFrame === 'function' ? 250 : 0);
-  if (typeof requestAnimationFrame === 'function') requestAnimationFrame(() => setTimeout(run, 0));
+  const frame = raf();
+  const fallback = setTimeout(() => run(false), frame ? 250 : 0);
+  if (frame) frame(() => setTimeout(() => run(true), 0));
 }
 
 /**
