@@ -4,11 +4,10 @@
 
 import {
   METHODS, SLOT_COLUMNS,
-  type AppError, type AppEvents, type CrawlInfo, type Dispatcher, type EventName, type Method,
+  type AppError, type AppEvents, type CrawlInfo, type Dispatcher, type EventName, type ImportReport, type Method,
   type Params, type Reply, type Result, type SlotTuple,
 } from '../../shared/contract';
 import { applySettings, DEFAULT_SETTINGS, SETTINGS_SCHEMA, type Settings } from '../../shared/settings';
-import type { ImportReport } from '../../shared/contract';
 import { Readable, type Writable } from 'node:stream';
 import type { CrawlStatus } from '../../shared/types';
 import { parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
