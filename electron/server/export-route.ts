@@ -5,6 +5,7 @@ import type { Writable } from 'node:stream';
 import { EXPORT_EXTENSIONS, EXPORT_FORMATS, type ExportFormat } from '../../shared/contract';
 import type { ExportProgress, ExportQuery, ExportResult } from '../core/store/export/index';
 import { parseTimeArg, TIME_ALLOWED } from '../core/store/export/wall-time';
+import { BadQuery, readQuery } from './query';
 
 /** The route's path. */
 export const EXPORT_PATH = '/export';
@@ -29,17 +30,9 @@ export const EXPORT_CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
 
 const PARAMS = ['token', 'crawlId', 'format', 'slot', 'from', 'to'];
 
-class BadQuery extends Error {
-  constructor(readonly field: string, value: string | null, allowed: string) {
-    super(`${field}: ${value === null ? 'missing' : `${JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value)} is not allowed`} (${allowed})`);
-  }
-}
-
 /** Reads and checks the query (the raw string after `?`); throws BadQuery naming the parameter. */
 export function parseExportQuery(raw: string): ExportQuery & { readonly crawlId: number } {
-  const q = new URLSearchParams(raw);
-  for (const k of q.keys()) if (!PARAMS.includes(k)) throw new BadQuery(k, q.get(k), `not a parameter of ${EXPORT_PATH}; known: ${PARAMS.join(', ')}`);
-  for (const k of PARAMS) if (q.getAll(k).length > 1) throw new BadQuery(k, q.getAll(k).join(','), 'one value');
+  const q = readQuery(raw, PARAMS, EXPORT_PATH);
   const idText = q.get('crawlId');
   if (idText === null || !/^[1-9]\d{0,14}$/.test(idText)) throw new BadQuery('crawlId', idText, 'a crawl id, a whole number >= 1');
   const format = q.get('format');

@@ -7,6 +7,7 @@ import { Transform } from 'node:stream';
 import type { ImportReport } from '../../shared/contract';
 import type { LogSource } from '../core/store/import/import-scrapy';
 import { parseTimeZone, TIME_ZONE_ALLOWED, type TimeZoneSpec } from '../core/store/export/wall-time';
+import { BadQuery, readQuery } from './query';
 
 /** The route's path. */
 export const IMPORT_PATH = '/import';
@@ -23,17 +24,14 @@ export function isLogImporter(x: unknown): x is LogImporter {
 
 const PARAMS = ['token', 'name', 'tz'];
 
-/** Reads and checks the query (the raw string after `?`); the error names the parameter. */
-export function parseImportQuery(raw: string): { readonly name: string; readonly tz?: TimeZoneSpec } | { readonly error: string } {
-  const q = new URLSearchParams(raw);
-  const show = (v: string | null) => (v === null ? 'missing' : `${JSON.stringify(v.length > 80 ? `${v.slice(0, 77)}...` : v)} is not allowed`);
-  for (const k of q.keys()) if (!PARAMS.includes(k)) return { error: `${k}: not a parameter of ${IMPORT_PATH}; known: ${PARAMS.join(', ')}` };
-  for (const k of PARAMS) if (q.getAll(k).length > 1) return { error: `${k}: ${q.getAll(k).join(',')} (one value)` };
+/** Reads and checks the query (the raw string after `?`); throws BadQuery naming the parameter. */
+export function parseImportQuery(raw: string): { readonly name: string; readonly tz?: TimeZoneSpec } {
+  const q = readQuery(raw, PARAMS, IMPORT_PATH);
   const name = q.get('name');
-  if (name === null || name.trim() === '' || name.length > 255) return { error: `name: ${show(name)} (the log file's name, 1 to 255 characters)` };
+  if (name === null || name.trim() === '' || name.length > 255) throw new BadQuery('name', name, "the log file's name, 1 to 255 characters");
   const tzText = q.get('tz');
   const tz = tzText === null ? undefined : parseTimeZone(tzText);
-  if (tz === null) return { error: `tz: ${show(tzText)} (${TIME_ZONE_ALLOWED})` };
+  if (tz === null) throw new BadQuery('tz', tzText, TIME_ZONE_ALLOWED);
   return { name: name.trim(), ...(tz !== undefined ? { tz } : {}) };
 }
 
@@ -50,10 +48,13 @@ export async function handleImport(
   req: IncomingMessage, res: ServerResponse, rawQuery: string, importer: LogImporter,
   headers: Record<string, string>, log: (line: string) => void,
 ): Promise<void> {
-  const q = parseImportQuery(rawQuery);
-  if ('error' in q) {
+  let q: ReturnType<typeof parseImportQuery>;
+  try {
+    q = parseImportQuery(rawQuery);
+  } catch (e) {
+    if (!(e instanceof BadQuery)) throw e;
     req.resume();
-    reply(res, 400, headers, 'text/plain; charset=utf-8', `${q.error}\n`);
+    reply(res, 400, headers, 'text/plain; charset=utf-8', `${e.message}\n`);
     return;
   }
   const declared = Number(req.headers['content-length']);

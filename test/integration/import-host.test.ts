@@ -130,7 +130,7 @@ describe('POST /import', () => {
     expect(badTz.status).toBe(400);
     expect(badTz.body).toMatch(/^tz: "later" is not allowed \(local, UTC, or an offset/);
     const extra = await post(server.port, `/import?${t}&name=a.log&crawlId=3`, LOG);
-    expect(extra.body).toMatch(/^crawlId: not a parameter of \/import/);
+    expect(extra.body).toMatch(/^crawlId: "3" is not allowed \(not a parameter of \/import; known: token, name, tz\)/);
     const empty = await post(server.port, `/import?${t}&name=empty.log`, 'nothing to see here\n');
     expect(empty.status).toBe(400);
     expect(empty.body).toMatch(/^no AUTOTHROTTLE_DEBUG line in empty\.log \(1 line read/);
