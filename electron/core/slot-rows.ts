@@ -3,7 +3,7 @@
 
 import type { SlotState, SlotTuple } from '../../shared/contract';
 import type { Settings } from '../../shared/settings';
-import type { Slot } from './engine/throttle/slot';
+import { settingsConcurrency, type Slot } from './engine/throttle/slot';
 import type { SlotSummary } from './store/queries';
 
 export function slotState(slot: Slot, now: number): SlotState {
@@ -56,7 +56,7 @@ export function storedSlotTuple(sum: SlotSummary, s: Settings): SlotTuple {
     sum.slot,
     'idle',
     0,
-    s.CONCURRENT_REQUESTS_PER_IP > 0 ? s.CONCURRENT_REQUESTS_PER_IP : s.CONCURRENT_REQUESTS_PER_DOMAIN,
+    settingsConcurrency(s),
     s.AUTOTHROTTLE_ENABLED ? s.AUTOTHROTTLE_TARGET_CONCURRENCY : null,
     round(sum.lastDelay),
     sum.lastCause ?? 'none',

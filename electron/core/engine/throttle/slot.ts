@@ -10,6 +10,11 @@ import { RampupState, rampupBegin, rampupDelay, type RampupParams } from './ramp
 import type { HeapItem } from '../heap';
 import { RequestQueue, type CrawlRequest } from '../request';
 
+/** A slot's concurrency from the settings alone (no pin, scope, Crawl-delay or override). */
+export function settingsConcurrency(s: Settings): number {
+  return s.CONCURRENT_REQUESTS_PER_IP > 0 ? s.CONCURRENT_REQUESTS_PER_IP : s.CONCURRENT_REQUESTS_PER_DOMAIN;
+}
+
 export class Slot implements HeapItem {
   heapIndex = -1;
   heapKey = 0;
@@ -172,7 +177,7 @@ export class Slot implements HeapItem {
     if (scoped !== undefined) return scoped;
     if (this.crawlDelay !== null) return 1;
     if (this.override?.concurrency !== undefined) return this.override.concurrency;
-    return s.CONCURRENT_REQUESTS_PER_IP > 0 ? s.CONCURRENT_REQUESTS_PER_IP : s.CONCURRENT_REQUESTS_PER_DOMAIN;
+    return settingsConcurrency(s);
   }
 
   randomization(s: Settings): Randomize {
