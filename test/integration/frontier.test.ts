@@ -3,7 +3,11 @@
 
 import { describe, expect, it } from 'vitest';
 import { pageLinks, pagePath, type TestSite } from '../../electron/core/testsite';
-import { arrivals, crawl, crawlConfig, linkHub, pathCounts, pathOf, site } from './helpers';
+import { Crawler } from '../../electron/core/engine/crawler';
+import type { CrawlRequest } from '../../electron/core/engine/request';
+import type { FrontierSink } from '../../electron/core/engine/resume';
+import type { EventRecord } from '../../shared/types';
+import { arrivals, crawl, crawlConfig, defer, linkHub, pathCounts, pathOf, site } from './helpers';
 
 // Loopback addresses of this file: 127.0.12.x.
 
@@ -221,5 +225,79 @@ describe('de-duplication and canonical URLs', () => {
     const { stats } = await crawl(config);
     expect(stats.status).toBe('finished');
     expect(new Set(served(s, 'seeds2.test'))).toEqual(new Set(['/page/1', '/page/2', '/page/3']));
+  });
+});
+
+describe('long seed lists', () => {
+  const SEEDS = 2500; // more than one intake chunk (1,000 seeds a turn)
+
+  /** A crawler over SEEDS seeds of one host, its frontier sink recording what was queued and finished. */
+  async function longList(address: string) {
+    const s = await site({ hosts: { 'long.test': { address, pages: SEEDS + 1 } } });
+    const o = s.origin('long.test');
+    const seeds = Array.from({ length: SEEDS }, (_, i) => `${o}/page/${i + 1}`);
+    const config = crawlConfig({ seeds, follow: { scope: 'none' }, settings: { ...FAST, CONCURRENT_REQUESTS_PER_DOMAIN: 8, ROBOTSTXT_OBEY: false }, resolve: s.resolve });
+    const queued: CrawlRequest[] = [];
+    const done = new Set<number>();
+    const events: EventRecord[] = [];
+    const sink: FrontierSink = { queued: (r) => queued.push(r), started: () => undefined, requeued: () => undefined, done: (r) => done.add(r.seq!) };
+    const crawler = new Crawler({ config, sinks: { onFrontier: sink, onEvent: (e) => events.push(e) } });
+    defer(() => crawler.close());
+    return { s, config, crawler, queued, done, events };
+  }
+
+  const turn = () => new Promise<void>((r) => setImmediate(r));
+
+  it('queues a chunk per event-loop turn: requests start before the last seed is queued, and every seed is fetched once', async () => {
+    const { s, crawler, queued } = await longList('127.0.12.50');
+    crawler.start();
+    // start() returned after the first chunk, counting the rest as queued.
+    expect(queued.length).toBe(1000);
+    expect(crawler.stats().queued).toBe(SEEDS);
+    await turn();
+    expect(crawler.stats().inFlight).toBeGreaterThan(0);
+    expect(queued.length).toBeLessThan(SEEDS);
+    const stats = await crawler.done;
+    expect(stats.status).toBe('finished');
+    expect(queued.map((r) => r.seq)).toEqual(Array.from({ length: SEEDS }, (_, i) => i)); // acceptance order = seed order
+    const counts = pathCounts(s).get('long.test')!;
+    expect(counts.size).toBe(SEEDS);
+    expect(Math.max(...counts.values())).toBe(1);
+  });
+
+  it('stopped during intake: queues no more seeds, counts them as dropped; resumed, fetches each seed never fetched once', async () => {
+    const a = await longList('127.0.12.51');
+    a.crawler.start();
+    await turn();
+    const stopped = await a.crawler.stop();
+    expect(stopped.status).toBe('stopped');
+    expect(stopped.queued).toBe(0);
+    const accepted = a.queued.length;
+    expect(accepted).toBeLessThan(SEEDS);
+    const note = a.events.find((e) => e.code === 'stopped-queue');
+    expect(note?.text).toMatch(/crawl stopped with \d+ requests still queued/);
+    expect(Number(/with (\d+)/.exec(note!.text)![1])).toBeGreaterThan(SEEDS - accepted);
+    await turn();
+    await turn();
+    expect(a.queued.length).toBe(accepted); // intake ended with the stop
+
+    // What the history would hand back: every accepted URL seen, those not done pending.
+    const b = new Crawler({ config: a.config, sinks: { onFrontier: { queued: (r) => a.queued.push(r), started: () => undefined, requeued: () => undefined, done: () => undefined } } });
+    defer(() => b.close());
+    const pending = a.queued.filter((r) => !a.done.has(r.seq!))
+      .map((r) => ({ seq: r.seq!, url: r.url, depth: r.depth, priority: r.priority, redirects: r.redirects, retries: r.retries, meta: {} }));
+    b.startFrom({
+      seen: a.queued.map((r) => r.url), pending, givenUp: [], wasInFlight: 0, accepted, nextSeq: accepted, slots: [],
+      totals: { requests: stopped.requests, responses: stopped.responses, failures: stopped.failures, bytes: stopped.bytes, byStatus: stopped.byStatus },
+      startedAt: stopped.startedAt,
+    });
+    expect((await b.done).status).toBe('finished');
+    // The seeds the stopped run never queued were queued now, after the pending ones, and numbered on.
+    expect(a.queued.slice(accepted).map((r) => r.seq)).toEqual(Array.from({ length: SEEDS - accepted }, (_, i) => accepted + i));
+    const counts = pathCounts(a.s).get('long.test')!;
+    expect(counts.size).toBe(SEEDS);
+    // In flight at the stop (at most CONCURRENT_REQUESTS_PER_DOMAIN, 8): fetched at most twice; every other seed once.
+    expect(Math.max(...counts.values())).toBeLessThanOrEqual(2);
+    expect([...counts.values()].filter((n) => n === 2).length).toBeLessThanOrEqual(8);
   });
 });

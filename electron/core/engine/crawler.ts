@@ -51,6 +51,8 @@ const NO_SCOPES: readonly string[] = [];
 const REDIRECT_PRIORITY_ADJUST = 2;
 const MAX_REDIRECTS = 20;
 const ROBOTS_RETRIES = 3;
+/** Seeds queued per event-loop turn (a few ms of work); shorter lists are queued at once, as before. */
+const SEED_CHUNK = 1000;
 
 interface OriginRobots {
   state: 'fetching' | 'ready';
@@ -83,6 +85,13 @@ export class Crawler {
   /** The frontier sink (crash-safe resume) and the next page's acceptance number. */
   private readonly fs: FrontierSink | null;
   private nextSeq = 0;
+  /**
+   * Seeds canonicalised but not yet queued, and the next one to queue: a long seed list is
+   * queued SEED_CHUNK at a time, one chunk per event-loop turn, so dispatch starts after the
+   * first chunk and the loop is never blocked by the whole list.
+   */
+  private seedBacklog: URL[] = [];
+  private seedNext = 0;
   private resolveDone!: (s: CrawlStats) => void;
   /** Resolves when the crawl has finished or stopped and nothing is in flight. */
   readonly done: Promise<CrawlStats>;
@@ -145,6 +154,11 @@ export class Crawler {
     for (const e of this.config.seedErrors) {
       this.event('warning', 'seed-line', null, `skipped ${describeSeedError(e)}: ${JSON.stringify(e.text.trim())}`);
     }
+    this.queueSeeds();
+  }
+
+  /** Canonicalises every seed (the seed hosts scope link following), then queues the first chunk. */
+  private queueSeeds(): void {
     const seeds: URL[] = [];
     for (const seed of this.config.seeds) {
       const u = canonicalizeUrl(seed);
@@ -152,8 +166,27 @@ export class Crawler {
       seeds.push(u);
       this.frontier.addSeedHost(hostOf(u));
     }
-    for (const u of seeds) this.addPage(u, 0, 0, {});
+    this.seedBacklog = seeds;
+    this.seedNext = 0;
+    this.seedChunk();
+  }
+
+  private readonly seedChunk = (): void => {
+    const backlog = this.seedBacklog;
+    const end = Math.min(backlog.length, this.seedNext + SEED_CHUNK);
+    while (this.seedNext < end) this.addPage(backlog[this.seedNext++]!, 0, 0, {});
+    if (this.seedNext < backlog.length) {
+      this.clock.defer(this.seedChunk);
+    } else {
+      this.seedBacklog = [];
+      this.seedNext = 0;
+    }
     this.checkDone();
+  };
+
+  /** Seeds still waiting to be queued. */
+  private get seedsWaiting(): number {
+    return this.seedBacklog.length - this.seedNext;
   }
 
   /**
@@ -170,10 +203,6 @@ export class Crawler {
     this.bytes = saved.totals.bytes;
     for (const [k, v] of Object.entries(saved.totals.byStatus)) this.byStatus.set(Number(k), v);
     for (const s of saved.slots) restoreSlot(this.scheduler.slot(s.key), s);
-    for (const seed of this.config.seeds) {
-      const u = canonicalizeUrl(seed);
-      if (u) this.frontier.addSeedHost(hostOf(u));
-    }
     for (const url of saved.seen) this.frontier.markSeen(url);
     this.frontier.accepted = saved.accepted;
     this.nextSeq = saved.nextSeq;
@@ -194,7 +223,8 @@ export class Crawler {
       const req = this.makeRequest(u, p.depth, p.priority, p.meta, p.redirects, false, p.seq);
       this.admit(p.retries > 0 ? { ...req, retries: p.retries } : req);
     }
-    this.checkDone();
+    // Seeds the previous run never queued (it ended during seed intake); seen ones are skipped.
+    this.queueSeeds();
   }
 
   /** In-flight requests finish; nothing new starts. */
@@ -216,8 +246,10 @@ export class Crawler {
     if (this.statusValue === 'finished' || this.statusValue === 'stopped') return this.done;
     this.scheduler.pause();
     this.setStatus('stopped');
-    const dropped = this.scheduler.drain();
-    if (dropped.length > 0) this.event('info', 'stopped-queue', null, `crawl stopped with ${dropped.length} requests still queued`);
+    const dropped = this.scheduler.drain().length + this.seedsWaiting;
+    this.seedBacklog = [];
+    this.seedNext = 0;
+    if (dropped > 0) this.event('info', 'stopped-queue', null, `crawl stopped with ${dropped} requests still queued`);
     for (const h of [...this.active]) h.cancel('crawl stopped');
     this.checkDone();
     return this.done;
@@ -312,7 +344,7 @@ export class Crawler {
       byStatus: Object.fromEntries([...this.byStatus].map(([k, v]) => [String(k), v])),
       bytes: this.bytes,
       inFlight: this.scheduler.inFlight,
-      queued: this.scheduler.queued + this.parked,
+      queued: this.scheduler.queued + this.parked + this.seedsWaiting,
       slots: this.scheduler.slotCount,
       robotsDisallowed: this.robotsDisallowed,
       startedAt: this.startedAt,
@@ -775,7 +807,7 @@ export class Crawler {
     if (this.statusValue === 'finished' || this.finishedAt !== null) return;
     if (this.statusValue !== 'running' && this.statusValue !== 'stopped') return;
     if (this.scheduler.inFlight > 0 || this.active.size > 0) return;
-    if (this.statusValue === 'running' && (this.scheduler.queued > 0 || this.parked > 0)) return;
+    if (this.statusValue === 'running' && (this.scheduler.queued > 0 || this.parked > 0 || this.seedsWaiting > 0)) return;
     this.finishedAt = this.clock.now();
     if (this.statusValue === 'running') this.setStatus('finished');
     this.scheduler.close();
