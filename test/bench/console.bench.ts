@@ -4,8 +4,10 @@
 
 // BENCH_CONSOLE_PARTS=scroll,sort,settings (default all); BENCH_CONSOLE_SLOTS (10,000);
 // BENCH_CONSOLE_SECONDS (scroll measurement, 10); SLOTSCOPE_CHROMIUM (default /usr/bin/chromium);
-// BENCH_CONSOLE_PROFILE=FILE.cpuprofile (the page's CPU profile while it scrolls with updates);
-// BENCH_CONSOLE_TRACE=FILE.json (a Chromium trace of the same).
+// BENCH_CONSOLE_PROFILE=FILE.cpuprofile (the page's CPU profile while it scrolls with updates, and
+// while it sorts and filters with updates stopped: run one part at a time);
+// BENCH_CONSOLE_TRACE=FILE.json (a Chromium trace of the same); BENCH_CONSOLE_DRIVER=bare|playwright
+// (how the page is driven for the frame, sort and filter figures; default bare, see lib/bare-page.ts).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,7 @@ import { startTestSite, type ScenarioInput } from '../../electron/core/testsite'
 import type { HostInput } from '../../electron/core/testsite/scenario';
 import { startServer, type RunningServer } from '../../electron/server/ws-server';
 import { feedSlots, type SlotFeed } from '../e2e/console-feed';
+import { BareBrowser } from './lib/bare-page';
 import { benchFile, startChild } from './lib/children';
 import { clockNow } from './lib/engine';
 import { detail, figure, fmt, median, percentile, sleep } from './lib/report';
@@ -24,6 +27,10 @@ import { detail, figure, fmt, median, percentile, sleep } from './lib/report';
 const PARTS = new Set((process.env.BENCH_CONSOLE_PARTS ?? 'scroll,sort,settings').split(',').map((s) => s.trim()));
 const N = Number(process.env.BENCH_CONSOLE_SLOTS ?? 10_000);
 const SCROLL_SECONDS = Number(process.env.BENCH_CONSOLE_SECONDS ?? 10);
+const DRIVER = process.env.BENCH_CONSOLE_DRIVER ?? 'bare';
+/** A rAF interval up to this long is one 60 Hz vsync period (16.7 ms) plus timestamp jitter: the frame was on time. */
+const ON_TIME_MS = 17.5;
+if (DRIVER !== 'bare' && DRIVER !== 'playwright') throw new Error(`BENCH_CONSOLE_DRIVER is ${JSON.stringify(DRIVER)}: allowed are bare and playwright`);
 const ROOT = process.cwd();
 const RENDERER_DIR = join(ROOT, 'dist', 'renderer');
 const CHROMIUM = process.env.SLOTSCOPE_CHROMIUM ?? '/usr/bin/chromium';
@@ -120,7 +127,103 @@ async function openConsole(browser: Browser, url: string): Promise<Page> {
   return page;
 }
 
-const slotCount = (page: Page) => page.getByTestId('slot-count').textContent({ timeout: 60_000 });
+/** What the frame, sort and filter parts do with a page, whichever driver runs it. */
+interface ConsolePage {
+  evaluate<T = unknown>(expression: string): Promise<T>;
+  /** A real mouse click on the first element matching a CSS selector. */
+  click(selector: string): Promise<void>;
+  type(text: string, delayMs: number): Promise<void>;
+  press(key: 'Backspace'): Promise<void>;
+  /** Runs `during` with the page's CPU profile and a Chromium trace taken when BENCH_CONSOLE_PROFILE / _TRACE ask. */
+  recorded<T>(during: () => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+interface ConsoleDriver {
+  /** How the page is driven, for the report. */
+  readonly says: string;
+  open(url: string): Promise<ConsolePage>;
+  close(): Promise<void>;
+}
+
+const TRACE_CATEGORIES = ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink', 'v8.execute'];
+
+async function withProfile<T>(start: () => Promise<{ stop: () => Promise<unknown> }>, during: () => Promise<T>): Promise<T> {
+  const file = process.env.BENCH_CONSOLE_PROFILE;
+  if (!file) return during();
+  const p = await start();
+  const r = await during();
+  writeFileSync(file, JSON.stringify(await p.stop()));
+  detail(`renderer CPU profile of the measurement written to ${file}`);
+  return r;
+}
+
+/** Debian's Chromium over a bare DevTools connection: no Network domain, so WebSocket frames are not copied out. */
+async function bareDriver(): Promise<ConsoleDriver> {
+  const browser = await BareBrowser.launch(CHROMIUM, CHROMIUM_ARGS);
+  return {
+    says: `${browser.version} headless at 1280×800 (${CHROMIUM}), flags: ${CHROMIUM_ARGS.join(' ')}; driven over a bare DevTools connection ` +
+      '(Target, Page, Runtime, Emulation, Input; never the Network domain, which Playwright enables and which copies every WebSocket frame out of the page)',
+    async open(url) {
+      const page = await browser.newPage({ width: 1280, height: 800, colorScheme: 'light', initScript: COUNT_UPDATES, onError: (m) => console.log(`    page error: ${m}`) });
+      await page.goto(url);
+      return {
+        evaluate: (e) => page.evaluate(e),
+        click: (sel) => page.click(sel),
+        type: (t, d) => page.type(t, d),
+        press: (k) => page.press(k),
+        recorded: async (during) => {
+          const trace = process.env.BENCH_CONSOLE_TRACE;
+          const run = () => withProfile(() => page.startProfile(200), during);
+          if (!trace) return run();
+          const r = await browser.trace(trace, TRACE_CATEGORIES, run);
+          detail(`Chromium trace of the measurement written to ${trace} (chrome://tracing, or the Performance panel)`);
+          return r;
+        },
+        close: () => page.close(),
+      };
+    },
+    close: () => browser.close(),
+  };
+}
+
+/** The same page through playwright-core (Network domain on), to compare with the bare driver. */
+async function playwrightDriver(browser: Browser): Promise<ConsoleDriver> {
+  return {
+    says: `${browser.version()} headless at 1280×800 (${CHROMIUM}), flags: ${CHROMIUM_ARGS.join(' ')}; driven by playwright-core (its Network domain copies every WebSocket frame out of the page)`,
+    async open(url) {
+      const page = await openConsole(browser, url);
+      return {
+        evaluate: async (e) => page.evaluate(e),
+        click: (sel) => page.locator(sel).first().click(),
+        type: (t, d) => page.keyboard.type(t, { delay: d }),
+        press: (k) => page.keyboard.press(k),
+        recorded: async (during) => {
+          const trace = process.env.BENCH_CONSOLE_TRACE;
+          const run = () => withProfile(async () => {
+            const cdp = await page.context().newCDPSession(page);
+            await cdp.send('Profiler.enable');
+            await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+            await cdp.send('Profiler.start');
+            return { stop: async () => (await cdp.send('Profiler.stop')).profile };
+          }, during);
+          if (!trace) return run();
+          await browser.startTracing(page, { path: trace, categories: TRACE_CATEGORIES });
+          try {
+            return await run();
+          } finally {
+            await browser.stopTracing();
+            detail(`Chromium trace of the measurement written to ${trace} (chrome://tracing, or the Performance panel)`);
+          }
+        },
+        close: () => page.context().close(),
+      };
+    },
+    close: async () => {},
+  };
+}
+
+const slotCount = (page: ConsolePage) => page.evaluate<string | null>(`document.querySelector('[data-testid="slot-count"]')?.textContent ?? null`);
 
 async function waitFor(cond: () => Promise<boolean> | boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const end = Date.now() + timeoutMs;
@@ -132,11 +235,11 @@ async function waitFor(cond: () => Promise<boolean> | boolean, what: string, tim
 
 function describeFrames(r: FrameResult, seconds: number): string {
   return `${fmt(r.deltas.length)} frames in ${seconds} s: rAF delta p50 ${fmt(percentile(r.deltas, 50), 1)} ms, p95 ${fmt(percentile(r.deltas, 95), 1)} ms, ` +
-    `p99 ${fmt(percentile(r.deltas, 99), 1)} ms, max ${fmt(Math.max(...r.deltas), 1)} ms, ${fmt(r.deltas.filter((d) => d > 17.5).length)} over 17.5 ` +
-    `(${fmt((100 * r.deltas.filter((d) => d > 17.5).length) / Math.max(1, r.deltas.length), 1)} % of frames dropped); ` +
+    `p99 ${fmt(percentile(r.deltas, 99), 1)} ms, max ${fmt(Math.max(...r.deltas), 1)} ms, ${fmt(r.deltas.filter((d) => d > ON_TIME_MS).length)} over ${ON_TIME_MS} ` +
+    `(${fmt((100 * r.deltas.filter((d) => d > ON_TIME_MS).length) / Math.max(1, r.deltas.length), 1)} % of frames dropped); ` +
     `busy per frame (rAF start to the task after it) p50 ${fmt(percentile(r.busy, 50), 1)} ms, p95 ${fmt(percentile(r.busy, 95), 1)} ms; ` +
     `long tasks ${r.longs.length} (longest ${r.longs.length ? fmt(Math.max(...r.longs), 0) : 0} ms); ` +
-    `${fmt(r.updates)} slots.update frames received (${fmt(r.bytes / 1e6, 1)} MB)` +
+    `${fmt(r.updates)} slots.update frames received (${fmt(r.bytes / 1e6, 1)} MB; the anchor crawl's own small ones included)` +
     (r.handlerMs.length ? `, their onmessage handler (which only queues them: they are parsed and applied after the next painted frame) p50 ${fmt(median(r.handlerMs), 1)} ms, max ${fmt(Math.max(...r.handlerMs), 1)} ms` : '') +
     `; at most ${r.maxDom} rows in the DOM`;
 }
@@ -173,8 +276,8 @@ async function scaleStack(): Promise<ScaleStack> {
   };
 }
 
-async function openScaleConsole(browser: Browser, s: ScaleStack): Promise<Page> {
-  const page = await openConsole(browser, s.server.url);
+async function openScaleConsole(driver: ConsoleDriver, s: ScaleStack): Promise<ConsolePage> {
+  const page = await driver.open(s.server.url);
   const want = `${fmt(N + 1)} slots`;
   await waitFor(async () => (await slotCount(page))?.startsWith(want) === true, `the table to show ${want}`, 60_000);
   return page;
@@ -182,19 +285,19 @@ async function openScaleConsole(browser: Browser, s: ScaleStack): Promise<Page> 
 
 // ----------------------------------------------------------------------- (a) frames while scrolling
 
-async function scrollPart(browser: Browser): Promise<void> {
+async function scrollPart(driver: ConsoleDriver): Promise<void> {
   const s = await scaleStack();
   try {
-    const page = await openScaleConsole(browser, s);
+    const page = await openScaleConsole(driver, s);
     // Sorted by requests: every update moves rows, the heaviest case for the view.
-    await page.locator('[data-testid="slot-table"] button[data-sort="requests"]').click();
+    await page.click('[data-testid="slot-table"] button[data-sort="requests"]');
     await sleep(500);
-    const idle = (await page.evaluate(`(${MEASURE_FRAMES})(3000, 45)`)) as FrameResult;
+    const idle = await page.evaluate<FrameResult>(`(${MEASURE_FRAMES})(3000, 45)`);
     // Updates computed live by the feed (its CPU beside the page's, as a core's would be) ...
     const stopLive = s.feed.run(10);
     await sleep(1000);
     const computed0 = { ...s.feed.sent };
-    const computed = (await page.evaluate(`(${MEASURE_FRAMES})(${SCROLL_SECONDS * 500}, 45)`)) as FrameResult;
+    const computed = await page.evaluate<FrameResult>(`(${MEASURE_FRAMES})(${SCROLL_SECONDS * 500}, 45)`);
     const computedSent = { rows: s.feed.sent.rows - computed0.rows, ticks: s.feed.sent.ticks - computed0.ticks, ms: s.feed.sent.ms - computed0.ms };
     stopLive();
     // ... and the same kind of updates computed ahead and replayed, so only sending them costs the host here.
@@ -202,33 +305,21 @@ async function scrollPart(browser: Browser): Promise<void> {
     const stop = s.feed.replay(20, 10);
     await sleep(1000);
     const sent0 = { ...s.feed.sent };
-    const profile = process.env.BENCH_CONSOLE_PROFILE ? await page.context().newCDPSession(page) : null;
-    if (profile) {
-      await profile.send('Profiler.enable');
-      await profile.send('Profiler.setSamplingInterval', { interval: 200 });
-      await profile.send('Profiler.start');
-    }
-    const trace = process.env.BENCH_CONSOLE_TRACE;
-    if (trace) await browser.startTracing(page, { path: trace, categories: ['devtools.timeline', 'disabled-by-default-devtools.timeline', 'blink', 'v8.execute'] });
-    const live = (await page.evaluate(`(${MEASURE_FRAMES})(${SCROLL_SECONDS * 1000}, 45)`)) as FrameResult;
-    if (trace) {
-      await browser.stopTracing();
-      detail(`Chromium trace of the measurement written to ${trace} (chrome://tracing, or the Performance panel)`);
-    }
-    if (profile) {
-      const { profile: p } = await profile.send('Profiler.stop');
-      writeFileSync(process.env.BENCH_CONSOLE_PROFILE!, JSON.stringify(p));
-      detail(`renderer CPU profile of the measurement written to ${process.env.BENCH_CONSOLE_PROFILE}`);
-    }
+    const live = await page.recorded(() => page.evaluate<FrameResult>(`(${MEASURE_FRAMES})(${SCROLL_SECONDS * 1000}, 45)`));
     const sent = { rows: s.feed.sent.rows - sent0.rows, ticks: s.feed.sent.ticks - sent0.ticks, ms: s.feed.sent.ms - sent0.ms };
     stop();
     const stopPart = s.feed.replay(20, 10, 0.2);
     await sleep(1000);
-    const part = (await page.evaluate(`(${MEASURE_FRAMES})(${Math.round(SCROLL_SECONDS * 500)}, 45)`)) as FrameResult;
+    const part = await page.evaluate<FrameResult>(`(${MEASURE_FRAMES})(${Math.round(SCROLL_SECONDS * 500)}, 45)`);
     stopPart();
     const p95 = percentile(live.deltas, 95);
     const longest = live.longs.length ? Math.max(...live.longs) : 0;
-    figure(`console p95 frame time, ${fmt(N)} slots at 10 Hz while scrolling`, `${fmt(p95, 1)} ms (requestAnimationFrame deltas)`, Number(p95.toFixed(1)), 16, { atMost: true, unit: ' ms' });
+    const late = live.deltas.filter((d) => d > ON_TIME_MS).length;
+    figure(`console p95 frame time, ${fmt(N)} slots at 10 Hz while scrolling`,
+      `${fmt(p95, 1)} ms (requestAnimationFrame deltas; ${fmt((100 * late) / Math.max(1, live.deltas.length), 1)} % of frames missed their vsync)`,
+      Number(p95.toFixed(1)), ON_TIME_MS, { atMost: true, unit: ' ms' });
+    detail(`target: the issue's 16 ms read as "95 % of frames painted on the next 60 Hz vsync": a rAF interval is a whole number of 16.7 ms vsync ` +
+      `periods, so 16 ms itself cannot be observed; an interval counts as one period up to ${ON_TIME_MS} ms (timestamp jitter)`);
     figure(`console longest long task, ${fmt(N)} slots at 10 Hz while scrolling`, `${fmt(longest, 0)} ms (PerformanceObserver 'longtask'; ${live.longs.length} long tasks)`, Math.round(longest), 50, { atMost: true, unit: ' ms' });
     detail(`while updating (20 ticks computed ahead, replayed at 10 Hz): ${describeFrames(live, SCROLL_SECONDS)}`);
     detail(`sent: ${fmt(sent.ticks)} updates, ${fmt(sent.rows)} rows (${fmt(sent.rows / Math.max(1, sent.ticks))} changed rows each, every slot), host ${fmt(sent.ms / Math.max(1, sent.ticks), 1)} ms an update to serialise and send`);
@@ -238,7 +329,7 @@ async function scrollPart(browser: Browser): Promise<void> {
     detail(`no updates (baseline): ${describeFrames(idle, 3)}`);
     detail(`scrolling: scrollTop moved 45 px (1.5 rows) every frame, down to the end and back, table sorted by requests (descending)`);
     detail(FEED_SAYS);
-    await page.context().close();
+    await page.close();
   } finally {
     await s.close();
   }
@@ -251,39 +342,38 @@ interface NextFrame {
   readonly ms: number;
 }
 
-async function sortPart(browser: Browser): Promise<void> {
+async function sortPart(driver: ConsoleDriver): Promise<void> {
   const s = await scaleStack();
   try {
-    const page = await openScaleConsole(browser, s);
+    const page = await openScaleConsole(driver, s);
     await page.evaluate(RECORD_NEXT_FRAME);
-    const sorts = await page.locator('[data-testid="slot-table"] button[data-sort]').evaluateAll((els) => els.map((e) => e.getAttribute('data-sort')!));
+    const sorts = await page.evaluate<string[]>(`[...document.querySelectorAll('[data-testid="slot-table"] button[data-sort]')].map((e) => e.getAttribute('data-sort'))`);
     const run = async (label: string): Promise<NextFrame[]> => {
       await page.evaluate('window.__nextFrame = []; window.__eventTiming = []');
       for (const id of sorts) {
         for (let k = 0; k < 2; k++) {
-          await page.locator(`[data-testid="slot-table"] button[data-sort="${id}"]`).click();
+          await page.click(`[data-testid="slot-table"] button[data-sort="${id}"]`);
           await sleep(150);
         }
       }
-      const filter = page.getByLabel('Filter slots by key');
-      await filter.click();
-      await page.keyboard.type('h-01', { delay: 150 });
+      await page.click('[aria-label="Filter slots by key"]');
+      await page.type('h-01', 150);
       for (let k = 0; k < 4; k++) {
-        await page.keyboard.press('Backspace');
+        await page.press('Backspace');
         await sleep(150);
       }
-      await page.keyboard.type('9', { delay: 150 });
-      await page.keyboard.press('Backspace');
+      await page.type('9', 150);
+      await page.press('Backspace');
       await sleep(150);
       for (const state of ['active', 'backoff', 'paused', 'blocked', 'idle', 'waiting']) {
         for (let k = 0; k < 2; k++) {
-          await page.locator(`button[data-state-filter="${state}"]`).click();
+          await page.click(`button[data-state-filter="${state}"]`);
           await sleep(150);
         }
       }
       await sleep(300);
-      const got = (await page.evaluate('window.__nextFrame')) as NextFrame[];
-      const timing = (await page.evaluate('window.__eventTiming')) as { name: string; duration: number }[];
+      const got = await page.evaluate<NextFrame[]>('window.__nextFrame');
+      const timing = await page.evaluate<{ name: string; duration: number }[]>('window.__eventTiming');
       const kinds: [string, (w: string) => boolean][] = [['sort', (w) => w.startsWith('sort')], ['text filter', (w) => w === 'text'], ['state filter', (w) => w.startsWith('state')]];
       for (const [kind, is] of kinds) {
         const ms = got.filter((g) => is(g.what)).map((g) => g.ms);
@@ -293,7 +383,7 @@ async function sortPart(browser: Browser): Promise<void> {
       detail(`${label}: Event Timing API, events over 16 ms (duration to next paint, 8 ms steps): ${timing.length ? timing.map((e) => `${e.name} ${e.duration}`).join(', ') : 'none'}`);
       return got;
     };
-    const quiet = await run('updates stopped');
+    const quiet = await page.recorded(() => run('updates stopped'));
     const stop = s.feed.run(10);
     const live = await run('updates at 10 Hz');
     stop();
@@ -305,7 +395,7 @@ async function sortPart(browser: Browser): Promise<void> {
       Number(worstLive.toFixed(1)), 50, { atMost: true, unit: ' ms' });
     detail('measured in the page: event timeStamp of the click/input to a task queued from the next requestAnimationFrame (the frame with the new rows is painted)');
     detail(FEED_SAYS);
-    await page.context().close();
+    await page.close();
   } finally {
     await s.close();
   }
@@ -397,13 +487,16 @@ async function settingsPart(browser: Browser): Promise<void> {
 
 const b = spawnSync(process.execPath, [join(ROOT, 'renderer', 'build.mjs'), '--if-needed'], { cwd: ROOT, stdio: 'inherit' });
 if (b.status !== 0) throw new Error('the renderer build failed');
-const browser = await launch();
-detail(`Chromium ${browser.version()} headless at 1280×800 (${CHROMIUM}), flags: ${CHROMIUM_ARGS.join(' ')}`);
+let browser: Browser | null = null;
+const playwright = async (): Promise<Browser> => (browser ??= await launch());
+const driver = DRIVER === 'bare' ? await bareDriver() : await playwrightDriver(await playwright());
+detail(`Chromium ${driver.says}`);
 try {
-  if (PARTS.has('scroll')) await scrollPart(browser);
-  if (PARTS.has('sort')) await sortPart(browser);
-  if (PARTS.has('settings')) await settingsPart(browser);
+  if (PARTS.has('scroll')) await scrollPart(driver);
+  if (PARTS.has('sort')) await sortPart(driver);
+  if (PARTS.has('settings')) await settingsPart(await playwright());
 } finally {
-  await browser.close();
+  await driver.close();
+  await (browser as Browser | null)?.close();
   rmSync(tmp, { recursive: true, force: true });
 }
