@@ -93,7 +93,13 @@ const RECORD_NEXT_FRAME = `(() => {
     const el = e.target instanceof Element ? e.target.closest('[data-sort],[data-state-filter],input') : null;
     if (!el) return;
     const what = el.dataset.sort ? 'sort ' + el.dataset.sort : el.dataset.stateFilter ? 'state ' + el.dataset.stateFilter : 'text';
-    requestAnimationFrame(() => setTimeout(() => window.__nextFrame.push({ what, ms: performance.now() - t0, rows: document.querySelector('[data-testid="slot-table"]').getAttribute('aria-rowcount') }), 0));
+    const seen = performance.now();
+    // React's listeners (and the render it flushes in a microtask after them) run before a bubble listener on window.
+    let handled = seen;
+    const done = () => { handled = performance.now(); window.removeEventListener(e.type, done); };
+    window.addEventListener(e.type, done);
+    requestAnimationFrame((frame) => setTimeout(() => window.__nextFrame.push({ what, ms: performance.now() - t0,
+      input: seen - t0, handler: handled - seen, toFrame: frame - handled, paint: performance.now() - frame }), 0));
   };
   document.addEventListener('click', rec, true);
   document.addEventListener('input', rec, true);
@@ -340,6 +346,14 @@ async function scrollPart(driver: ConsoleDriver): Promise<void> {
 interface NextFrame {
   readonly what: string;
   readonly ms: number;
+  /** The event's timeStamp to its first listener (input delivery and tasks ahead of it), ms. */
+  readonly input: number;
+  /** The listeners and React's render and commit, ms. */
+  readonly handler: number;
+  /** The end of that to the next rAF (waiting for vsync, and any task in between), ms. */
+  readonly toFrame: number;
+  /** That rAF to a task after the frame (style, layout, paint, commit), ms. */
+  readonly paint: number;
 }
 
 async function sortPart(driver: ConsoleDriver): Promise<void> {
@@ -380,6 +394,10 @@ async function sortPart(driver: ConsoleDriver): Promise<void> {
         const worst = got.filter((g) => is(g.what)).sort((a, b) => b.ms - a.ms)[0];
         detail(`${label}, ${kind}: ${ms.length} actions, next frame p50 ${fmt(median(ms), 1)} ms, p95 ${fmt(percentile(ms, 95), 1)} ms, max ${fmt(Math.max(...ms), 1)} ms (${worst?.what})`);
       }
+      const part = (f: (g: NextFrame) => number) => `${fmt(median(got.map(f)), 1)} / ${fmt(percentile(got.map(f), 95), 1)} / ${fmt(Math.max(...got.map(f)), 1)}`;
+      detail(`${label}, where the time goes (p50 / p95 / max ms): input delivery ${part((g) => g.input)}, handlers and React ${part((g) => g.handler)}, ` +
+        `wait for the next frame ${part((g) => g.toFrame)}, the frame ${part((g) => g.paint)}; the slowest: ` +
+        [...got].sort((a, b) => b.ms - a.ms).slice(0, 3).map((g) => `${g.what} ${fmt(g.ms, 1)} = ${fmt(g.input, 1)} + ${fmt(g.handler, 1)} + ${fmt(g.toFrame, 1)} + ${fmt(g.paint, 1)}`).join(', '));
       detail(`${label}: Event Timing API, events over 16 ms (duration to next paint, 8 ms steps): ${timing.length ? timing.map((e) => `${e.name} ${e.duration}`).join(', ') : 'none'}`);
       return got;
     };
