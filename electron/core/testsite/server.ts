@@ -60,6 +60,11 @@ export interface TestSite {
   /** Request log entries in arrival order of their responses (only with `keepLog`). */
   readonly log: LogEntry[];
   /**
+   * When the log's clock started, epoch ms on this process's monotonic clock
+   * (`performance.timeOrigin + performance.now()`): an entry arrived at `startedAt + t`.
+   */
+  readonly startedAt: number;
+  /**
    * Every Retry-After block the host announced (rate limit or quota refusals that reached the
    * client), in sending order: `from` = when the refusal was sent, `to` = from + Retry-After
    * seconds, both in ms since the start like the log's `t`. Throws for an unknown host.
@@ -848,6 +853,7 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
     listeners: listenerList,
     scenario: parsed,
     log: log.entries,
+    startedAt: performance.timeOrigin + t0,
     origin(host: string): string {
       const name = host.toLowerCase();
       if (!Object.hasOwn(ports, name)) throw unknown(host);
