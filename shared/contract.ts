@@ -65,15 +65,20 @@ export interface SettingDescription {
 /** What a slot is doing, in the slot table's words. */
 export type SlotState = 'active' | 'waiting' | 'backoff' | 'paused' | 'blocked' | 'idle';
 
-/** Columns of a slot row, in tuple order (rows travel as compact tuples). */
+/**
+ * Columns of a slot row, in tuple order (rows travel as compact tuples). `nextStartAt` is a time
+ * (epoch ms on the host's clock, null when nothing is queued), not a countdown, so a waiting slot's
+ * row stays the same until something about the slot changes; clients count down against the
+ * host's clock, which 'slots.update' and 'slots.snapshot' carry as `now`.
+ */
 export const SLOT_COLUMNS = [
-  'key', 'state', 'inFlight', 'concurrency', 'target', 'delay', 'cause', 'nextStartInMs', 'lastLatency', 'avgLatency',
+  'key', 'state', 'inFlight', 'concurrency', 'target', 'delay', 'cause', 'nextStartAt', 'lastLatency', 'avgLatency',
   'requests', 's2xx', 's3xx', 's4xx', 's5xx', 's429', 'failures', 'backoffLevel', 'queued', 'bytes', 'pinDelay', 'pinConcurrency',
 ] as const;
 
 export type SlotTuple = readonly [
   key: string, state: SlotState, inFlight: number, concurrency: number, target: number | null, delay: number, cause: DelayCause,
-  nextStartInMs: number | null, lastLatency: number | null, avgLatency: number | null,
+  nextStartAt: number | null, lastLatency: number | null, avgLatency: number | null,
   requests: number, s2xx: number, s3xx: number, s4xx: number, s5xx: number, s429: number, failures: number,
   backoffLevel: number, queued: number, bytes: number, pinDelay: number | null, pinConcurrency: number | null,
 ];
@@ -200,7 +205,7 @@ export interface AppRequests {
   'slots.clearPins': { params: SlotRef; result: SlotTuple };
   'slots.resetBackoff': { params: SlotRef; result: SlotTuple };
   /** Every slot of the crawl, as tuples in SLOT_COLUMNS order: live rows while it runs; for a crawl that is not running, its slots as recorded (state 'idle', nothing in flight or queued, the last delay applied).  */
-  'slots.snapshot': { params: CrawlRef; result: { readonly columns: typeof SLOT_COLUMNS; readonly rows: readonly SlotTuple[] } };
+  'slots.snapshot': { params: CrawlRef; result: { readonly columns: typeof SLOT_COLUMNS; readonly rows: readonly SlotTuple[]; readonly now: number } };
   /** A slot's (or, without `slot`, the crawl's) recorded history per second or minute, in [from, to). */
   /**
    * A slot's (or, without `slot`, the crawl's) recorded history in [from, to) (default: all of it),
@@ -316,8 +321,8 @@ export type Result<M extends Method> = AppRequests[M]['result'];
 
 /** Every event: name → payload. */
 export interface AppEvents {
-  /** Changed slot rows of a running crawl, coalesced to at most 10 per second. */
-  'slots.update': { readonly crawlId: number; readonly rows: readonly SlotTuple[] };
+  /** Changed slot rows of a running crawl, coalesced to at most 10 per second; `now`: the host's clock (epoch ms) when they were computed. */
+  'slots.update': { readonly crawlId: number; readonly rows: readonly SlotTuple[]; readonly now: number };
   /** A crawl's status and figures changed (also sent once a second while it runs). */
   'crawl.status': { readonly crawlId: number; readonly stats: CrawlStatsWire };
   /** A warning of the engine (SPEC 5.6). */

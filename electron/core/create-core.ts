@@ -164,8 +164,9 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     ticks++;
     for (const [crawlId, l] of [...running, ...draining]) {
       const s = l.crawler.currentSettings;
-      const rows = l.diff.changed(l.crawler.slots(), s, l.crawler.now);
-      if (rows.length > 0) emit('slots.update', { crawlId, rows });
+      const now = l.crawler.now;
+      const rows = l.diff.changed(l.crawler.slots(), s, now);
+      if (rows.length > 0) emit('slots.update', { crawlId, rows, now });
       if (ticks % 10 === 0 && running.has(crawlId)) emit('crawl.status', { crawlId, stats: l.crawler.stats() });
     }
     draining.clear();
@@ -360,7 +361,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       if (l) {
         const s = l.crawler.currentSettings;
         const now = l.crawler.now;
-        return { columns: SLOT_COLUMNS, rows: [...l.crawler.slots()].map((slot) => slotTuple(slot, s, now)) };
+        return { columns: SLOT_COLUMNS, rows: [...l.crawler.slots()].map((slot) => slotTuple(slot, s, now)), now };
       }
       // A crawl that is not running: its slots as recorded, so finished and imported crawls have a table too.
       stored(p.id);
@@ -371,7 +372,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       } catch {
         s = DEFAULT_SETTINGS;
       }
-      return { columns: SLOT_COLUMNS, rows: reader.slotSummaries(p.id).map((sum) => storedSlotTuple(sum, s)) };
+      return { columns: SLOT_COLUMNS, rows: reader.slotSummaries(p.id).map((sum) => storedSlotTuple(sum, s)), now: performance.timeOrigin + performance.now() };
     },
     'slots.history': async (p) => {
       stored(p.id);

@@ -28,7 +28,7 @@ export function slotTuple(slot: Slot, s: Settings, now: number): SlotTuple {
     at.enabled ? at.target : null,
     round(eff.delay),
     eff.cause,
-    slot.queue.size > 0 ? Math.max(0, Math.round(slot.readyAt(s) - now)) : null,
+    slot.queue.size > 0 ? Math.round(Math.max(0, slot.readyAt(s))) : null,
     slot.lastLatency,
     slot.latencyCount > 0 ? round(slot.latencySum / slot.latencyCount) : null,
     slot.requests,
@@ -97,10 +97,6 @@ export class SlotRowDiff {
 }
 
 function sameRow(a: SlotTuple, b: SlotTuple): boolean {
-  for (let i = 0; i < a.length; i++) {
-    // nextStartInMs counts down on its own; a change under 50 ms is not worth a message.
-    if (i === 7 && a[i] !== null && b[i] !== null && Math.abs((a[i] as number) - (b[i] as number)) < 50) continue;
-    if (a[i] !== b[i]) return false;
-  }
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }

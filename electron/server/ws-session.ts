@@ -48,8 +48,8 @@ export function startSession(ws: WebSocket, o: SessionOptions): void {
       .then(
         (r) => {
           if (!r.ok) return finish(null);
-          const rows = (r.result as { rows: AppEvents['slots.update']['rows'] }).rows;
-          finish(o.eventText('slots.update', { crawlId, rows } satisfies AppEvents['slots.update']));
+          const { rows, now } = r.result as { rows: AppEvents['slots.update']['rows']; now: number };
+          finish(o.eventText('slots.update', { crawlId, rows, now } satisfies AppEvents['slots.update']));
         },
         () => finish(null),
       );

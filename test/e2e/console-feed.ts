@@ -95,7 +95,7 @@ export function feedSlots(core: Dispatcher, crawlId: number, n: number, o: { see
 
   function send(rows: readonly SlotTuple[]): void {
     for (const r of rows) last.set(r[0], r);
-    if (rows.length > 0) emit('slots.update', { crawlId, rows });
+    if (rows.length > 0) emit('slots.update', { crawlId, rows, now: now() });
   }
 
   function tick(share = 1): number {
@@ -116,7 +116,7 @@ export function feedSlots(core: Dispatcher, crawlId: number, n: number, o: { see
       const t = now();
       const fed = slots.map((s) => slotTuple(s, settings, t));
       const result = r.result as { columns: unknown; rows: readonly SlotTuple[] };
-      return { ok: true, result: { ...result, rows: [...result.rows, ...fed] } };
+      return { ok: true, result: { ...result, rows: [...result.rows, ...fed], now: t } };
     },
     subscribe(listener) {
       const off = core.subscribe(listener);

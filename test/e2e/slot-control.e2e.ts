@@ -2,6 +2,7 @@
 // the other hosts go on, and resuming it brings them back; then Stop ends the crawl.
 
 import { strict as assert } from 'node:assert';
+import { SLOT_COLUMNS, type AppEvents } from '../../shared/contract';
 import {
   assertNoPageErrors, numberOf, openPage, runTests, sleep, slotCell, slotRow, startStack, test, textOf, waitFor, waitForText,
 } from './harness';
@@ -48,6 +49,43 @@ test('pausing a slot from its row stops its host\'s arrivals while the others go
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
   await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
   await waitFor(async () => page.getByRole('button', { name: 'Pause slot beta.test' }).isDisabled(), 'slot actions to be disabled once the crawl ended', 5000);
+  assertNoPageErrors(p);
+});
+
+test('a waiting slot\'s next start counts down in its row while the host sends nothing new for it', async (t) => {
+  const stack = await startStack(t, { hosts: { 'slow.test': { address: '127.0.30.14', pages: 20, latency_ms: 5 } } }, [
+    { name: 'e2e countdown', settings: { DOWNLOAD_DELAY: 4, RANDOMIZE_DOWNLOAD_DELAY: false, AUTOTHROTTLE_ENABLED: false, ROBOTSTXT_OBEY: false } },
+  ]);
+  const sent: { at: number; requests: number }[] = [];
+  const off = stack.core.subscribe((event, payload) => {
+    if (event !== 'slots.update') return;
+    for (const r of (payload as AppEvents['slots.update']).rows) if (r[0] === 'slow.test') sent.push({ at: Date.now(), requests: r[SLOT_COLUMNS.indexOf('requests')] as number });
+  });
+  t.defer(off);
+  const p = await openPage(t, stack.server.url);
+  const { page } = p;
+  await page.getByRole('button', { name: 'Start', exact: true }).click();
+  await waitFor(async () => (await slotRow(page, 'slow.test').getAttribute('data-state')) === 'waiting' &&
+    (await numberOf(slotCell(page, 'slow.test', 'requests'))) === 1, 'slow.test to wait after its first request', 10_000);
+  const seconds = async (): Promise<number> => {
+    const text = await textOf(slotCell(page, 'slow.test', 'next'));
+    const m = /^(\d+(?:\.\d+)?) (s|ms)$/.exec(text ?? '');
+    assert.ok(m, `the next start reads as a countdown, not ${JSON.stringify(text)}`);
+    return m[2] === 's' ? Number(m[1]) : Number(m[1]) / 1000;
+  };
+  const first = await seconds();
+  const t0 = Date.now();
+  assert.ok(first > 2 && first <= 4, `about 4 s to wait after the first request, not ${first} s`);
+  await sleep(1500);
+  const second = await seconds();
+  const waited = (Date.now() - t0) / 1000;
+  assert.equal(await numberOf(slotCell(page, 'slow.test', 'requests')), 1, 'no second request yet');
+  // Counted down by the time that passed (0.1 s steps, a tick of slack either side).
+  assert.ok(Math.abs(first - second - waited) <= 0.25, `counted down ${first} → ${second} s in ${waited} s`);
+  // The host sent the waiting row once: the countdown is the page's own.
+  const whileWaiting = sent.filter((x) => x.requests === 1 && x.at >= t0);
+  assert.deepEqual(whileWaiting, [], `the host re-sent the unchanged row ${whileWaiting.length} times while it waited`);
+  await waitFor(async () => (await numberOf(slotCell(page, 'slow.test', 'requests'))) === 2, 'the second request when the countdown ends', 5000);
   assertNoPageErrors(p);
 });
 

@@ -62,6 +62,36 @@ describe('core dispatch', () => {
     expect(events.some((e) => e.event === 'crawls.changed')).toBe(true);
   });
 
+  it('gives a waiting slot the time of its next start, and sends its row again only when the slot changes', async () => {
+    const s = await site({ hosts: { 'wait.test': { address: '127.0.22.7', pages: 4, latency_ms: 2 } } });
+    const { c, events, db } = await core();
+    const { crawl } = await ok<{ crawl: { id: number } }>(c.dispatch('crawls.create', {
+      config: { seeds: [1, 2, 3].map((i) => `${s.origin('wait.test')}/page/${i}`), follow: { scope: 'none' }, resolve: s.resolve,
+        settings: { RANDOMIZE_DOWNLOAD_DELAY: false, DOWNLOAD_DELAY: 1.2, ROBOTSTXT_OBEY: false, AUTOTHROTTLE_ENABLED: false } },
+    }));
+    await ok(c.dispatch('crawls.start', { id: crawl.id }));
+    await waitFor(() => arrivals(s, 'wait.test').length >= 2, 'the second request', 10_000);
+    await sleep(50); // its response, and a tick
+    await c.close();
+    const reader = openHistoryReader(db);
+    defer(() => reader.close());
+    const [first, second] = reader.responses(crawl.id).sort((a, b) => a.startedAt - b.startedAt);
+    // The slot's rows computed after its first response and before its second request started (engine clock).
+    const rows = events.filter((e) => e.event === 'slots.update').map((e) => e.payload as AppEvents['slots.update'])
+      .flatMap((u) => u.rows.filter((r) => r[0] === 'wait.test').map((r) => ({ r, now: u.now })))
+      .filter(({ now }) => now > first.t && now < second.startedAt);
+    // About 1.1 s of waiting at 10 ticks a second, and the unchanged row was sent once, not every tick.
+    expect(rows.map(({ r }) => r[col('state')])).toEqual(['waiting']);
+    // A time, not a countdown: 1.2 s after the first request went out (its hand-over to the HTTP
+    // client plus the connection set-up, from which the delay counts), when the second did start.
+    const at = rows[0].r[col('nextStartAt')] as number;
+    expect(at - first.startedAt).toBeGreaterThanOrEqual(1199.5);
+    expect(at - first.startedAt).toBeLessThan(1300);
+    expect(second.startedAt).toBeGreaterThanOrEqual(at - 1);
+    expect(second.startedAt - at).toBeLessThan(50);
+    expect(rows[0].now).toBeLessThan(at);
+  });
+
   it('changes settings of a running crawl at the next decision; a refused change applies nothing', async () => {
     const s = await site({ hosts: { 'live.test': { address: '127.0.22.2', pages: 30, latency_ms: 2 } } });
     const { c } = await core();

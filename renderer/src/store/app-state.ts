@@ -104,8 +104,8 @@ export function createAppState(transport: Transport): AppState {
   /** Replaces a table with the host's rows (the engine's while the crawl runs, the recorded ones after). */
   async function syncTable(crawlId: number): Promise<void> {
     try {
-      const { rows } = await transport.invoke('slots.snapshot', { id: crawlId });
-      slotTables.get(crawlId)?.replaceAll(rows);
+      const { rows, now } = await transport.invoke('slots.snapshot', { id: crawlId });
+      slotTables.get(crawlId)?.replaceAll(rows, now);
     } catch (e) {
       const err = toAppError(e);
       if (err.code !== 'conflict') messages.report(`Loading the slots of ${crawlName(crawlId)}`, err);
@@ -191,7 +191,7 @@ export function createAppState(transport: Transport): AppState {
     transport.subscribe('warning', (p) => {
       if (opened.has(p.crawlId)) crawlLogs.get(p.crawlId).addWarnings([p.event]);
     }),
-    transport.subscribe('slots.update', (p) => slotTables.get(p.crawlId)?.apply(p.rows)),
+    transport.subscribe('slots.update', (p) => slotTables.get(p.crawlId)?.apply(p.rows, p.now)),
     transport.onState((state) => {
       stores.connection.set(state);
       if (state === 'open') void refresh();

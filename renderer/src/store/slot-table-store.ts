@@ -59,6 +59,8 @@ export class SlotTableStore extends FrameStore {
   private viewValue: SlotTableView | null = null;
   /** Rows the user keeps on top of the table, remembered per crawl in localStorage. */
   readonly pins: PinnedRows;
+  /** The host's clock, which the rows' times (nextStartAt) are on. */
+  readonly clock = new HostClock();
 
   constructor(readonly crawlId: number, schedule?: Scheduler, storage: Storage | null = defaultStorage()) {
     super(schedule);
@@ -112,8 +114,9 @@ export class SlotTableStore extends FrameStore {
     return rank;
   }
 
-  /** A full snapshot: the rows it has, and no others. */
-  replaceAll(rows: readonly SlotTuple[]): void {
+  /** A full snapshot: the rows it has, and no others; `hostNow`: the host's clock when it was taken. */
+  replaceAll(rows: readonly SlotTuple[], hostNow?: number): void {
+    if (hostNow !== undefined) this.clock.sync(hostNow);
     this.rows.clear();
     for (const r of rows) this.rows.set(r[col.key], r);
     this.keySet++;
@@ -121,8 +124,9 @@ export class SlotTableStore extends FrameStore {
     this.changed();
   }
 
-  /** Changed rows (an update, or a slot command's answer). */
-  apply(rows: readonly SlotTuple[]): void {
+  /** Changed rows (an update, with the host's clock when it was computed, or a slot command's answer). */
+  apply(rows: readonly SlotTuple[], hostNow?: number): void {
+    if (hostNow !== undefined) this.clock.sync(hostNow);
     const before = this.rows.size;
     for (const r of rows) this.rows.set(r[col.key], r);
     if (this.rows.size !== before) this.keySet++;
@@ -167,6 +171,50 @@ class SyncStore implements ReadableStore {
         console.error('slotscope: a store subscriber threw', e);
       }
     }
+  }
+}
+
+/** How often a shown countdown moves (ms). */
+export const CLOCK_TICK_MS = 100;
+
+const localNow = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * The host's clock as this window sees it: the last host time received, carried forward by the
+ * local clock (a host on another machine may be set differently). While anything subscribes, it
+ * moves every CLOCK_TICK_MS, so countdowns against it re-render without any new row arriving.
+ */
+export class HostClock extends SyncStore {
+  /** Host time minus local time, ms (0 until the host said its time). */
+  private skew = 0;
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly local: () => number = localNow) {
+    super();
+  }
+
+  /** The host's time now, epoch ms. */
+  now(): number {
+    return this.local() + this.skew;
+  }
+
+  /** The host said its time (rows computed at `hostNow` just arrived). */
+  sync(hostNow: number): void {
+    if (Number.isFinite(hostNow)) this.skew = hostNow - this.local();
+  }
+
+  /** Moves the clock by one tick (the interval calls it). */
+  tick(): void {
+    this.notify();
+  }
+
+  protected override firstSubscribed(): void {
+    this.timer = setInterval(() => this.tick(), CLOCK_TICK_MS);
+  }
+
+  protected override lastUnsubscribed(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
   }
 }
 

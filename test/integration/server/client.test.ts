@@ -59,8 +59,8 @@ describe('client', () => {
     client.subscribe('crawls.changed', (p) => seen.push(`changed ${p.crawls[0].id}`));
     await client.invoke('crawls.list', {});
 
-    dispatcher.emit('slots.update', { crawlId: 1, rows: [] });
-    dispatcher.emit('slots.update', { crawlId: 1, rows: [['a.test'] as never] });
+    dispatcher.emit('slots.update', { crawlId: 1, rows: [], now: 1 });
+    dispatcher.emit('slots.update', { crawlId: 1, rows: [['a.test'] as never], now: 2 });
     await until(() => runs.length === 1, 5000, 'a scheduled run');
     await new Promise((r) => setTimeout(r, 50));
     expect(seen).toEqual([]); // received, held for the scheduler (one run asked for at a time)

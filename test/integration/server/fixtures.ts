@@ -41,6 +41,9 @@ const ok = (result: unknown): Reply => ({ ok: true, result });
 const invalid = (message: string, field: string): Reply => ({ ok: false, error: { code: 'invalid', message, field } });
 
 /** A slot row with only its key and request count set. */
+/** The host clock CounterDispatcher's 'slots.snapshot' answers with. */
+export const SNAPSHOT_NOW = 1_700_000_000_000;
+
 export function slotRow(key: string, requests: number): SlotTuple {
   return [key, 'active', 0, 1, null, 0, 'none' as SlotTuple[6], null, null, null, requests, 0, 0, 0, 0, 0, 0, 0, 0, 0, null, null];
 }
@@ -85,7 +88,7 @@ export class CounterDispatcher implements Dispatcher {
         await new Promise((r) => setTimeout(r, typeof p.ms === 'number' ? p.ms : 0));
         return ok({ paused: true });
       case 'slots.snapshot':
-        return ok({ columns: SLOT_COLUMNS, rows: this.slots });
+        return ok({ columns: SLOT_COLUMNS, rows: this.slots, now: SNAPSHOT_NOW });
       default:
         return { ok: false, error: { code: 'unknown-method', message: `not implemented: ${method}` } };
     }

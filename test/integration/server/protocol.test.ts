@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { AppEvents } from '../../../shared/contract';
-import { CounterDispatcher, openSocket, slotRow, startTestServer, until } from './fixtures';
+import { CounterDispatcher, openSocket, slotRow, SNAPSHOT_NOW, startTestServer, until } from './fixtures';
 
 const crawlStatus = (crawlId: number): AppEvents['crawl.status'] => ({
   crawlId,
@@ -103,12 +103,12 @@ describe('events', () => {
     expect(dispatcher.listeners.size).toBe(2);
 
     dispatcher.emit('crawl.status', crawlStatus(1));
-    dispatcher.emit('slots.update', { crawlId: 1, rows: [slotRow('example.com', 3)] });
+    dispatcher.emit('slots.update', { crawlId: 1, rows: [slotRow('example.com', 3)], now: 5 });
     await b.request('crawls.create', { config: { name: 'from b' } });
     for (const s of [a, b]) {
       await until(() => s.events('crawls.changed').length === 1, 5000, 'crawls.changed');
       expect(s.events('crawl.status')).toEqual([crawlStatus(1)]);
-      expect(s.events('slots.update')).toEqual([{ crawlId: 1, rows: [slotRow('example.com', 3)] }]);
+      expect(s.events('slots.update')).toEqual([{ crawlId: 1, rows: [slotRow('example.com', 3)], now: 5 }]);
       expect(s.events('crawls.changed')).toMatchObject([{ crawls: [{ name: 'from b' }] }]);
     }
 
@@ -137,7 +137,7 @@ describe('events', () => {
     const pad = 'p'.repeat(256 * 1024);
     const updates = 80;
     for (let i = 0; i < updates; i++) {
-      dispatcher.emit('slots.update', { crawlId: 1, rows: [slotRow(`${pad}${i}`, i)] });
+      dispatcher.emit('slots.update', { crawlId: 1, rows: [slotRow(`${pad}${i}`, i)], now: i });
       await new Promise((r) => setTimeout(r, 2));
     }
     await new Promise((r) => setTimeout(r, 100));
@@ -156,13 +156,13 @@ describe('events', () => {
     expect(got).toBeGreaterThan(0);
 
     // Caught up: the next update for that crawl comes as a full snapshot, then updates flow again.
-    dispatcher.emit('slots.update', { crawlId: 1, rows: [slotRow('a.example', 1001)] });
+    dispatcher.emit('slots.update', { crawlId: 1, rows: [slotRow('a.example', 1001)], now: 1001 });
     await until(() => slow.events('slots.update').length === got + 1, 5000, 'snapshot');
-    expect(slow.events('slots.update').at(-1)).toEqual({ crawlId: 1, rows: dispatcher.slots });
+    expect(slow.events('slots.update').at(-1)).toEqual({ crawlId: 1, rows: dispatcher.slots, now: SNAPSHOT_NOW });
     expect(dispatcher.calls.filter((c) => c.method === 'slots.snapshot')).toEqual([{ method: 'slots.snapshot', params: { id: 1 } }]);
-    dispatcher.emit('slots.update', { crawlId: 1, rows: [slotRow('a.example', 1002)] });
+    dispatcher.emit('slots.update', { crawlId: 1, rows: [slotRow('a.example', 1002)], now: 1002 });
     await until(() => slow.events('slots.update').length === got + 2, 5000, 'update after snapshot');
-    expect(slow.events('slots.update').at(-1)).toEqual({ crawlId: 1, rows: [slotRow('a.example', 1002)] });
+    expect(slow.events('slots.update').at(-1)).toEqual({ crawlId: 1, rows: [slotRow('a.example', 1002)], now: 1002 });
     expect(logs.some((l) => l.includes('caught up'))).toBe(true);
   });
 });

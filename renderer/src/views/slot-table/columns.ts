@@ -26,7 +26,7 @@ export const GRID_COLUMNS: readonly GridColumn[] = [
   { id: 'target', label: 'Target', sort: 'target', align: 'num', width: '46px', title: 'AutoThrottle target concurrency (— when AutoThrottle is off)' },
   { id: 'delay', label: 'Delay', sort: 'delay', align: 'num', width: '50px', title: 'Effective delay between request starts, seconds' },
   { id: 'cause', label: 'Delay set by', sort: 'cause', first: 'asc', align: 'left', width: '118px', title: 'Which of floor, AutoThrottle, backoff, Crawl-delay, Retry-After and pin binds the delay' },
-  { id: 'next', label: 'Next start', sort: 'nextStartInMs', first: 'asc', align: 'num', width: '64px', title: 'Time until the next queued request may start' },
+  { id: 'next', label: 'Next start', sort: 'nextStartAt', first: 'asc', align: 'num', width: '64px', title: 'Time until the next queued request may start' },
   { id: 'latency', label: 'Latency ms', sort: 'avgLatency', align: 'num', width: '74px', title: 'Last / average response latency, milliseconds (sorts by the average)' },
   { id: 'requests', label: 'Requests', sort: 'requests', align: 'num', width: '62px' },
   { id: 's2xx', label: '2xx', sort: 's2xx', align: 'num', width: '50px' },

@@ -5,7 +5,7 @@ import { memo, useCallback, useLayoutEffect, useRef, useState, type CSSPropertie
 import type { SlotTuple } from '../../../../shared/contract';
 import { Badge } from '../../components/badge';
 import { CommandButton } from '../../components/command-button';
-import { cell, type SlotSort, type SlotTableStore, type SlotTableView, type SlotViewResult } from '../../store/slot-table-store';
+import { cell, type HostClock, type SlotSort, type SlotTableStore, type SlotTableView, type SlotViewResult } from '../../store/slot-table-store';
 import { useStore } from '../../store/use-store';
 import { useApp } from '../app-context';
 import { DASH, formatCount, formatLatencyMs, formatStartIn } from '../format';
@@ -161,6 +161,15 @@ interface RowProps {
   readonly onMenu: (slotKey: string, anchor: HTMLElement) => void;
 }
 
+/**
+ * Time until a slot's next start, counted down against the host's clock: rows carry the time, not
+ * the countdown, so a waiting slot sends nothing new while only this cell moves (when its words do).
+ */
+const StartIn = memo(function StartIn({ clock, at }: { readonly clock: HostClock; readonly at: number }) {
+  const words = useStore(clock, useCallback((c: HostClock) => formatStartIn(at - c.now()), [at]));
+  return <>{words}</>;
+});
+
 const SlotRow = memo(function SlotRow(p: RowProps) {
   const row = useStore(p.table, useCallback((t: SlotTableStore) => t.row(p.slotKey), [p.slotKey]));
   if (!row) return null;
@@ -180,6 +189,7 @@ function SlotCells({ row, table, index, crawlId, live, pinned, lastPinned, menuO
   const s5xx = cell(row, 's5xx');
   const backoff = cell(row, 'backoffLevel');
   const target = cell(row, 'target');
+  const nextAt = cell(row, 'nextStartAt');
   const pins = [pinDelay !== null ? `delay pinned at ${pinDelay} s` : null, pinConcurrency !== null ? `concurrency pinned at ${pinConcurrency}` : null]
     .filter((x) => x !== null).join(' · ');
   const cls = `slot-row${pinned ? ' pinned-row' : ''}${lastPinned ? ' last-pinned' : ''}${paused ? ' paused-row' : ''}${menuOpen ? ' menu-row' : ''}`;
@@ -212,7 +222,7 @@ function SlotCells({ row, table, index, crawlId, live, pinned, lastPinned, menuO
         {causeWords(row)}
       </div>
       <div role="gridcell" className="slot-cell num" data-col="next">
-        {paused ? DASH : formatStartIn(cell(row, 'nextStartInMs'))}
+        {paused || nextAt === null ? DASH : <StartIn clock={table.clock} at={nextAt} />}
       </div>
       <div role="gridcell" className="slot-cell num" data-col="latency">
         {formatLatencyMs(cell(row, 'lastLatency'))} <span className="muted">/ {formatLatencyMs(cell(row, 'avgLatency'))}</span>
