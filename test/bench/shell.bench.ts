@@ -2,7 +2,7 @@
 // page in Chromium, and 10,000 slot updates/s in the core reaching a WebSocket page (messages, CPU).
 //
 // Knobs: BENCH_SHELL_PARTS (`start,forward`), BENCH_SHELL_STARTS (fresh starts measured, 5),
-// BENCH_SHELL_SLOTS (hosts of the forwarding crawl, 1,200), BENCH_SHELL_DELAY (their DOWNLOAD_DELAY
+// BENCH_SHELL_SLOTS (hosts of the forwarding crawl, and slots of the feed, 1,200), BENCH_SHELL_DELAY (their DOWNLOAD_DELAY
 // in s, 1), BENCH_SHELL_SECONDS (measured window, 10).
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -14,6 +14,7 @@ import type { AppEvents, Dispatcher, EventName } from '../../shared/contract';
 import { createCore } from '../../electron/core/create-core';
 import type { ScenarioInput } from '../../electron/core/testsite';
 import { startServer } from '../../electron/server/ws-server';
+import { feedSlots } from '../e2e/console-feed';
 import { benchFile, startChild } from './lib/children';
 import { detail, figure, fmt, median, sleep } from './lib/report';
 
@@ -105,7 +106,8 @@ async function startToPage(): Promise<void> {
 // ------------------------------------------------------------- (b) slot updates → WebSocket page
 
 async function forwarding(): Promise<void> {
-  console.log(`-- (b) a crawl over ${fmt(SLOTS)} hosts (DOWNLOAD_DELAY ${DELAY} s) in the real core, forwarded to a page over the WebSocket host`);
+  console.log(`-- (b) slot rows forwarded to a page over the WebSocket host: a crawl over ${fmt(SLOTS)} hosts (DOWNLOAD_DELAY ${DELAY} s) in the real core, ` +
+    `then ${fmt(SLOTS)} fed slots whose every row changes at every tick (the figures)`);
   const hosts: Record<string, unknown> = {};
   const name = (i: number) => `s${i + 1}.test`;
   for (let i = 0; i < SLOTS; i++) hosts[name(i)] = { pages: 200, page_bytes: 500, latency_ms: 5 };
@@ -114,6 +116,10 @@ async function forwarding(): Promise<void> {
   const site = await startChild(benchFile('./lib/testsite.child.mjs'), [scenarioFile, join(tmp, 'forward-log.jsonl')]);
   const port = (site.ready.ports as Record<string, number>)[name(0)];
   const core = await createCore({ db: join(tmp, 'forward.sqlite') });
+  // The feed of part (2): slots of a crawl that never starts, their rows pushed beside the core's events.
+  const feedCrawl = await core.dispatch('crawls.create', { config: { name: 'bench: slot feed', seeds: [`http://${name(0)}:${port}/`] } });
+  if (!feedCrawl.ok) throw new Error(`feed crawl refused: ${feedCrawl.error.message}`);
+  const feed = feedSlots(core, (feedCrawl.result as { crawl: { id: number } }).crawl.id, SLOTS, { seed: 5 });
 
   // What the host does per event for its clients (serialize once, send to each session), timed on the CPU.
   let forwardUs = 0;
@@ -122,9 +128,9 @@ async function forwarding(): Promise<void> {
   let updatesAtCore = 0;
   let counting = false;
   const timed: Dispatcher = {
-    dispatch: (m, p) => core.dispatch(m, p),
+    dispatch: (m, p) => feed.dispatcher.dispatch(m, p),
     subscribe(listener) {
-      return core.subscribe(<E extends EventName>(event: E, payload: AppEvents[E]) => {
+      return feed.dispatcher.subscribe(<E extends EventName>(event: E, payload: AppEvents[E]) => {
         const c0 = process.cpuUsage();
         listener(event, payload);
         const d = process.cpuUsage(c0);
@@ -166,37 +172,64 @@ async function forwarding(): Promise<void> {
     const id = (created.result as { crawl: { id: number } }).crawl.id;
     const started = await core.dispatch('crawls.start', { id });
     if (!started.ok) throw new Error(`start refused: ${started.error.message}`);
-    await page.getByTestId('crawl-status').filter({ hasText: 'running' }).waitFor({ timeout: 30_000 });
-    await sleep(3000); // every slot has started and the page has its snapshot
+    // The page shows a crawl of its choosing; every 'slots.update' reaches its socket whichever it is.
+    await page.locator(`[data-testid="crawl-list"] tr[data-crawl="${id}"]`).waitFor({ timeout: 30_000 });
+    await sleep(3000); // every slot has started
 
+    // One measured window: counters reset, CPU and wall time taken around `run`.
+    const measure = async (run: () => Promise<void>) => {
+      frames.length = 0;
+      forwardUs = 0;
+      forwarded = 0;
+      rowsAtCore = 0;
+      updatesAtCore = 0;
+      counting = true;
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      await run();
+      counting = false;
+      const wallMs = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      const secs = wallMs / 1000;
+      const updates = frames.filter((f) => f.event === 'slots.update');
+      const perSecond = (list: { t: number }[]) => {
+        const buckets = new Array<number>(Math.ceil(secs)).fill(0);
+        for (const f of list) buckets[Math.min(buckets.length - 1, Math.floor((f.t - t0) / 1000))]++;
+        return buckets;
+      };
+      return {
+        secs, wallMs, cpu, updates, updBuckets: perSecond(updates), allBuckets: perSecond(frames),
+        rowsPerSec: rowsAtCore / secs, updatesPerSec: updatesAtCore / secs, rowsEach: rowsAtCore / Math.max(1, updatesAtCore),
+        kibPerSec: frames.reduce((n, f) => n + f.bytes, 0) / secs / 1024, forwardShare: (forwardUs / 1000 / wallMs) * 100,
+        forwardUsEach: forwardUs / Math.max(1, forwarded), forwarded,
+      };
+    };
+
+    // (1) The real crawl: its rows change when a request starts or ends (they carry the time of the
+    // next start, not a countdown), so this is what a crawl of this shape costs the host and the page.
     const stats0 = await core.dispatch('crawls.stats', { id });
-    counting = true;
-    const cpu0 = process.cpuUsage();
-    const t0 = performance.now();
-    await sleep(SECONDS * 1000);
-    counting = false;
-    const wallMs = performance.now() - t0;
-    const cpu = process.cpuUsage(cpu0);
+    const crawl = await measure(() => sleep(SECONDS * 1000));
     const stats1 = await core.dispatch('crawls.stats', { id });
     await core.dispatch('crawls.stop', { id });
-
-    const secs = wallMs / 1000;
     const responses = stats0.ok && stats1.ok ? (stats1.result as { responses: number }).responses - (stats0.result as { responses: number }).responses : NaN;
-    const updates = frames.filter((f) => f.event === 'slots.update');
-    const perSecond = (list: { t: number }[]) => {
-      const buckets = new Array<number>(Math.ceil(secs)).fill(0);
-      for (const f of list) buckets[Math.min(buckets.length - 1, Math.floor((f.t - t0) / 1000))]++;
-      return buckets;
-    };
-    const updBuckets = perSecond(updates);
-    const allBuckets = perSecond(frames);
-    detail(`core: ${fmt(responses / secs)} responses/s; ${fmt(updatesAtCore / secs, 1)} 'slots.update' events/s carrying ${fmt(rowsAtCore / secs)} changed rows/s (${fmt(rowsAtCore / Math.max(1, updatesAtCore))} rows each)`);
-    detail(`page: ${fmt(updates.length / secs, 1)} 'slots.update' messages/s (max ${Math.max(...updBuckets)} in one second), ${fmt(frames.length / secs, 1)} messages/s in all (max ${Math.max(...allBuckets)}), ${fmt(frames.reduce((n, f) => n + f.bytes, 0) / secs / 1024)} KiB/s`);
-    detail(`host process CPU (core + engine + history + host): ${fmt(((cpu.user + cpu.system) / 1000 / wallMs) * 100, 1)} % of a core; forwarding: ${fmt(forwarded)} events, ${fmt(forwardUs / Math.max(1, forwarded))} µs CPU each`);
+    detail(`the crawl: ${fmt(responses / crawl.secs)} responses/s; ${fmt(crawl.updatesPerSec, 1)} 'slots.update' events/s carrying ${fmt(crawl.rowsPerSec)} changed rows/s ` +
+      `(${fmt(crawl.rowsEach)} rows each: a row changes when a request starts or ends); page: ${fmt(crawl.updates.length / crawl.secs, 1)} messages/s ` +
+      `(max ${Math.max(...crawl.updBuckets)} in one second), ${fmt(crawl.kibPerSec)} KiB/s; host process CPU (core + engine + history + host) ` +
+      `${fmt(((crawl.cpu.user + crawl.cpu.system) / 1000 / crawl.wallMs) * 100, 1)} % of a core, forwarding ${fmt(crawl.forwardShare, 2)} %`);
+
+    // (2) The figures: ${SLOTS} real engine Slot objects whose every row changes at every 100 ms tick
+    // (the core's slotTuple + SlotRowDiff, as its tick does), on the same host, server and page.
+    await sleep(500);
+    const stopFeed = feed.run(10);
+    const fed = await measure(() => sleep(SECONDS * 1000));
+    stopFeed();
+    detail(`the feed: ${fmt(SLOTS)} slots, every row changed at every tick: ${fmt(fed.updatesPerSec, 1)} 'slots.update' events/s carrying ${fmt(fed.rowsPerSec)} rows/s ` +
+      `(${fmt(fed.rowsEach)} rows each); page: ${fmt(fed.updates.length / fed.secs, 1)} 'slots.update' messages/s (max ${Math.max(...fed.updBuckets)} in one second), ` +
+      `${fmt(fed.allBuckets.reduce((a, b) => a + b, 0) / fed.secs, 1)} messages/s in all, ${fmt(fed.kibPerSec)} KiB/s; forwarding: ${fmt(fed.forwarded)} events, ${fmt(fed.forwardUsEach)} µs CPU each`);
     if (serverLog.some((l) => /slow reader|dropping/.test(l))) detail(`host log: ${serverLog.filter((l) => /slow reader|caught up/.test(l)).join(' | ')}`);
-    figure('slot updates produced by the core', `${fmt(rowsAtCore / secs)} changed slot rows/s`, rowsAtCore / secs, 10_000, { unit: '/s' });
-    figure('slot-update messages reaching the page', `${fmt(updates.length / secs, 1)}/s on average, at most ${Math.max(...updBuckets)} in any second`, Math.max(...updBuckets), 10, { atMost: true, unit: '/s' });
-    figure('host CPU forwarding them', `${fmt((forwardUs / 1000 / wallMs) * 100, 2)} % of a core`, (forwardUs / 1000 / wallMs) * 100, 5, { atMost: true, unit: ' %' });
+    figure('slot row changes offered to the WebSocket host', `${fmt(fed.rowsPerSec)} changed slot rows/s`, fed.rowsPerSec, 10_000, { unit: '/s' });
+    figure('slot-update messages reaching the page', `${fmt(fed.updates.length / fed.secs, 1)}/s on average, at most ${Math.max(...fed.updBuckets)} in any second`, Math.max(...fed.updBuckets), 10, { atMost: true, unit: '/s' });
+    figure('host CPU forwarding them', `${fmt(fed.forwardShare, 2)} % of a core`, fed.forwardShare, 5, { atMost: true, unit: ' %' });
   } finally {
     await browser.close();
     await server.close();
