@@ -14,10 +14,12 @@ export interface Clock {
   defer(fn: () => void): void;
 }
 
+/** The real clock's time, epoch ms: wall time anchored once (at process start), advanced by the monotonic performance clock. */
+export const realNow = (): number => performance.timeOrigin + performance.now();
+
 /** Wall time anchored once, advanced by the monotonic performance clock. */
 export function createRealClock(): Clock {
-  const origin = performance.timeOrigin;
-  const now = () => origin + performance.now();
+  const now = realNow;
   return {
     now,
     defer: (fn) => void setImmediate(fn),

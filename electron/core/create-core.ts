@@ -23,6 +23,7 @@ import { parseTimeZone, type TimeZoneSpec } from './store/export/wall-time';
 import { mergeRetention } from './store/retention';
 import { runWhatIf, WhatIfError, WhatIfSettingsError } from './whatif/derive';
 import { SlotRowDiff, slotTuple, storedSlotTuple } from './slot-rows';
+import { realNow } from './clock';
 import { validateParams, Invalid } from './dispatch';
 
 export interface CoreOptions {
@@ -372,7 +373,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       } catch {
         s = DEFAULT_SETTINGS;
       }
-      return { columns: SLOT_COLUMNS, rows: reader.slotSummaries(p.id).map((sum) => storedSlotTuple(sum, s)), now: performance.timeOrigin + performance.now() };
+      return { columns: SLOT_COLUMNS, rows: reader.slotSummaries(p.id).map((sum) => storedSlotTuple(sum, s)), now: realNow() };
     },
     'slots.history': async (p) => {
       stored(p.id);

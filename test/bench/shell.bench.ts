@@ -217,7 +217,7 @@ async function forwarding(): Promise<void> {
       `(max ${Math.max(...crawl.updBuckets)} in one second), ${fmt(crawl.kibPerSec)} KiB/s; host process CPU (core + engine + history + host) ` +
       `${fmt(((crawl.cpu.user + crawl.cpu.system) / 1000 / crawl.wallMs) * 100, 1)} % of a core, forwarding ${fmt(crawl.forwardShare, 2)} %`);
 
-    // (2) The figures: ${SLOTS} real engine Slot objects whose every row changes at every 100 ms tick
+    // (2) The figures: BENCH_SHELL_SLOTS real engine Slot objects whose every row changes at every 100 ms tick
     // (the core's slotTuple + SlotRowDiff, as its tick does), on the same host, server and page.
     await sleep(500);
     const stopFeed = feed.run(10);

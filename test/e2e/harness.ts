@@ -174,7 +174,7 @@ export interface Stack {
   readonly serverLog: string[];
   /** Calls the core directly (as another client would), failing on a refusal. */
   call<T>(method: string, params: unknown): Promise<T>;
-  /** Epoch ms when the site started (within a few ms): site log time + this ≈ epoch time. */
+  /** Epoch ms on the engine's clock when the site's log clock started: site log time + this = arrival time. */
   readonly siteStartedAt: number;
   /** The site's log entries for `host`, robots.txt included, in arrival order. */
   arrivals(host: string): LogEntry[];
@@ -190,8 +190,8 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
   if (!existsSync(join(RENDERER_DIR, 'index.html'))) throw new Error(`${RENDERER_DIR}/index.html is missing: run \`node renderer/build.mjs\``);
   const dir = t.tmpDir();
   const site = await startTestSite(scenario, { keepLog: true });
-  // The site's log times count from its start, which happens just before startTestSite resolves.
-  const siteStartedAt = Date.now();
+  // The site's log times count from its start (site.startedAt, on the engine's clock).
+  const siteStartedAt = site.startedAt;
   t.defer(() => site.close());
   const core = await createCore({ db: join(dir, 'e2e.sqlite') });
   t.defer(() => core.close());

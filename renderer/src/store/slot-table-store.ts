@@ -203,13 +203,8 @@ export class HostClock extends SyncStore {
     if (Number.isFinite(hostNow)) this.skew = hostNow - this.local();
   }
 
-  /** Moves the clock by one tick (the interval calls it). */
-  tick(): void {
-    this.notify();
-  }
-
   protected override firstSubscribed(): void {
-    this.timer = setInterval(() => this.tick(), CLOCK_TICK_MS);
+    this.timer = setInterval(() => this.notify(), CLOCK_TICK_MS);
   }
 
   protected override lastUnsubscribed(): void {
