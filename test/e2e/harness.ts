@@ -172,6 +172,8 @@ export interface Stack {
   readonly crawlIds: readonly number[];
   /** Lines the browser host logged. */
   readonly serverLog: string[];
+  /** The core's history database file (open it read-only to check what was recorded). */
+  readonly dbFile: string;
   /** Calls the core directly (as another client would), failing on a refusal. */
   call<T>(method: string, params: unknown): Promise<T>;
   /** Epoch ms on the engine's clock when the site's log clock started: site log time + this = arrival time. */
@@ -193,7 +195,8 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
   // The site's log times count from its start (site.startedAt, on the engine's clock).
   const siteStartedAt = site.startedAt;
   t.defer(() => site.close());
-  const core = await createCore({ db: join(dir, 'e2e.sqlite') });
+  const dbFile = join(dir, 'e2e.sqlite');
+  const core = await createCore({ db: dbFile });
   t.defer(() => core.close());
   const call = async <T>(method: string, params: unknown): Promise<T> => {
     const r: Reply = await core.dispatch(method, params);
@@ -223,6 +226,7 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
     server,
     crawlIds,
     serverLog,
+    dbFile,
     siteStartedAt,
     call,
     arrivals: (host) => site.log.filter((e) => e.host === host).sort((a, b) => a.t - b.t),

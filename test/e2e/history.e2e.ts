@@ -5,6 +5,8 @@
 import { strict as assert } from 'node:assert';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import type { LogEntry } from '../../electron/core/testsite';
 import type { ChangeRecord } from '../../shared/types';
 import {
   assertNoPageErrors, chartData, ensureScreenshotsDir, openPage, runTests, startStack, test, textOf, waitFor, waitForText,
@@ -114,12 +116,30 @@ test('slot history: backoff step and Retry-After blocks on the charts where the 
     assert.ok(Math.abs(offsets[i]) < 150, `mark ${i} is ${offsets[i].toFixed(1)} ms from the site's refusal`);
   }
   assert.ok(Math.max(...offsets) - Math.min(...offsets) < 40, `marks keep one offset to the site's clock (${offsets.map((o) => o.toFixed(1)).join(', ')})`);
+  // With two lanes, the other lane's request may already be on its way when the site refuses one:
+  // an arrival inside a block is the engine's fault only when the engine started it after it had
+  // read the refusal (the mark's time). Starts come from the database, on the same clock as the marks.
+  const db = new Database(stack.dbFile, { readonly: true });
+  const starts = db.prepare('SELECT r.url AS url, r.started_at AS startedAt FROM responses r JOIN slots s ON s.id = r.slot_id WHERE r.crawl_id = ? AND s.key = ?')
+    .all(crawlId, HOST) as { url: string; startedAt: number }[];
+  db.close();
   const arrivals = stack.arrivals(HOST);
+  assert.equal(starts.length, arrivals.length, 'one recorded response per arrival at the site');
+  const startOf = (e: LogEntry): number => {
+    const at = stack.siteStartedAt + e.t;
+    const mine = starts.filter((r) => new URL(r.url).pathname === e.path && r.startedAt <= at).map((r) => r.startedAt);
+    assert.ok(mine.length > 0, `a recorded start before the arrival of ${e.path} at ${e.t}`);
+    return Math.max(...mine);
+  };
   for (const [i, m] of raMarks.entries()) {
-    const from = m.t - stack.siteStartedAt - offsets[i];
-    const inside = arrivals.filter((e) => e.t > from + 5 && e.t < from + (m.until! - m.t) - 5);
-    assert.deepEqual(inside, [], `no arrival at the site inside the marked block ${i}`);
+    const { from, to } = siteBlocks[i];
+    const inside = arrivals.filter((e) => e.t > from + 5 && e.t < to - 5);
+    const late = inside.filter((e) => startOf(e) >= m.t).map((e) => ({ ...e, startedAfterMarkMs: startOf(e) - m.t }));
+    assert.deepEqual(late, [], `no request started after the engine read block ${i} arrived at the site inside it`);
+    assert.ok(inside.length <= SETTINGS.CONCURRENT_REQUESTS_PER_DOMAIN - 1, `at most the other lane's request inside block ${i}: ${JSON.stringify(inside)}`);
   }
+  // And on the engine's own record: no start while a marked block was in force.
+  for (const m of raMarks) assert.deepEqual(starts.filter((r) => r.startedAt >= m.t && r.startedAt < m.until!), [], `no start inside ${m.t}..${m.until}`);
 
   // The same marks on every chart of the slot, and the latency chart has the delay line and response points.
   const latency = (await chartData(page, 'slot-latency'))!;
