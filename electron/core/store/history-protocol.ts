@@ -137,8 +137,9 @@ export type FromWorker =
   /**
    * The database is open, migrated and locked for this writer. `interrupted`: crawls found
    * 'running' (their process died, since no other writer holds the lock), now marked 'interrupted'.
+   * `tid`: the worker's kernel thread id (Linux), for its CPU priority (thread-priority.ts); null elsewhere.
    */
-  | { readonly type: 'ready'; readonly schemaVersion: number; readonly interrupted: readonly number[] }
+  | { readonly type: 'ready'; readonly schemaVersion: number; readonly interrupted: readonly number[]; readonly tid: number | null }
   /** Opening failed; the worker exits after sending this. */
   | { readonly type: 'fatal'; readonly message: string }
   | { readonly type: 'reply'; readonly id: number; readonly value?: unknown; readonly error?: string }

@@ -6,6 +6,7 @@ import { lockHistoryFile, openDatabase, timed, type HistoryLock } from './databa
 import { FrontierWriter, markInterrupted } from './frontier-store';
 import { readSchemaVersion } from './migrate';
 import { countStatus, SeriesAggregator } from './aggregates';
+import { currentThreadId } from './thread-priority';
 import { RetentionPruner, PRUNE_INTERVAL_MS, mergeRetention, readRetention, writeRetention } from './retention';
 import {
   R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
@@ -366,7 +367,7 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
     port.close();
     return;
   }
-  post(port, { type: 'ready', schemaVersion: readSchemaVersion(db), interrupted });
+  post(port, { type: 'ready', schemaVersion: readSchemaVersion(db), interrupted, tid: currentThreadId() });
 
   /** The first write error since the last flush, reported with the flush's reply. */
   let unreported: string | undefined;

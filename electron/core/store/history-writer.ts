@@ -14,6 +14,7 @@ import {
 import type { BatchMessage, ChangeTuple, CrawlPatchWire, EventTuple, FromWorker, ToWorker, WorkerInit } from './history-protocol';
 import type { RetentionSettings } from '../../../shared/contract';
 import type { PruneResult } from './retention';
+import { setThreadPolicy, threadPolicy, type ThreadPolicy } from './thread-priority';
 import {
   F_CRAWL, F_DEPTH, F_OP, F_PRIORITY, F_REDIRECTS, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_QUEUED,
   type ResumeFrontierResult, type SlotStateTuple,
@@ -46,11 +47,37 @@ export interface CrawlPatch {
 export interface HistoryWriterOptions {
   /** The bundled worker script; by default dist/history-worker.js (see resolveWorkerFile). */
   readonly workerFile?: string | URL;
+  /**
+   * Run the worker thread at idle CPU priority while it keeps up (default true; Linux with chrt,
+   * see thread-priority.ts). False keeps it at the process's priority.
+   */
+  readonly background?: boolean;
 }
 
 interface Pending {
   resolve(value: unknown): void;
   reject(error: Error): void;
+  /** performance.now() when it was posted. */
+  readonly at: number;
+}
+
+/**
+ * The worker runs at idle priority until something handed to it waits this long (ms) for its
+ * answer: then it runs at normal priority, so a machine kept busy by other work cannot starve the
+ * history (the writer lags at most about this much, and a flush waits at most about this much more).
+ */
+export const BACKGROUND_LAG_MS = 250;
+/** Once raised, the worker stays at normal priority at least this long (ms) before it may idle again. */
+export const BACKGROUND_HOLD_MS = 2000;
+
+/** What the writer does with its worker's CPU priority (see HistoryWriter.priority). */
+export interface WorkerPriority {
+  /** The worker's kernel thread id, or null where there is none (not Linux). */
+  readonly tid: number | null;
+  /** 'idle' or 'normal' as last set, or null when the writer leaves it alone (not managed, or chrt failed). */
+  readonly policy: ThreadPolicy | null;
+  /** Times the worker was raised to normal priority because it fell BACKGROUND_LAG_MS behind. */
+  readonly raised: number;
 }
 
 /**
@@ -90,7 +117,7 @@ export function openHistoryWriter(file: string, options: HistoryWriterOptions = 
     const onMessage = (m: FromWorker): void => {
       if (m.type === 'ready') {
         cleanup();
-        resolve(new HistoryWriter(worker, file, m.interrupted));
+        resolve(new HistoryWriter(worker, file, m.interrupted, options.background === false ? null : m.tid));
       } else if (m.type === 'fatal') {
         cleanup();
         reject(new HistoryOpenError(m.message));
@@ -137,6 +164,16 @@ export class HistoryWriter extends EventEmitter {
   private seq = 0;
   private sentRecords = 0;
   private doneRecords = 0;
+  /** performance.now() of each batch posted and not yet answered, oldest first. */
+  private readonly batchSentAt: number[] = [];
+  private batchAcked = 0;
+  // CPU priority of the worker thread (null policy: left alone).
+  private policy: ThreadPolicy | null = null;
+  private appliedPolicy: ThreadPolicy | null = null;
+  private applying = false;
+  private raisedAt = -Infinity;
+  private raised = 0;
+  private lagTimer: NodeJS.Timeout | undefined;
 
   // The buffer of the batch being filled.
   private nums = new Float64Array(1024 * RESPONSE_STRIDE);
@@ -170,8 +207,11 @@ export class HistoryWriter extends EventEmitter {
     readonly file: string,
     /** Crawls found 'running' when the file was opened (their process died): now 'interrupted'. */
     readonly interrupted: readonly number[] = [],
+    /** The worker's thread id when its priority is to be managed (background), else null. */
+    private readonly tid: number | null = null,
   ) {
     super();
+    if (tid !== null) this.setPolicy('idle');
     worker.on('message', (m: FromWorker) => this.onMessage(m));
     worker.on('error', (e: Error) => this.die(new Error(`history worker crashed: ${e.message}`, { cause: e })));
     worker.on('exit', (code: number) => {
@@ -182,6 +222,11 @@ export class HistoryWriter extends EventEmitter {
   /** Records handed to the worker but not yet committed: a measure of how far the writer lags. */
   get backlog(): number {
     return this.sentRecords - this.doneRecords;
+  }
+
+  /** The worker thread's CPU priority as this writer manages it. */
+  get priority(): WorkerPriority {
+    return { tid: this.tid, policy: this.appliedPolicy, raised: this.raised };
   }
 
   /** Creates a crawl row (status 'created') and resolves with its id. */
@@ -437,6 +482,9 @@ export class HistoryWriter extends EventEmitter {
       transfer.push(fnums.buffer);
       frontier = { n: this.fn, nums: fnums, strs: this.fstrs, slotStates: this.slotStates };
     }
+    if (this.policy === 'normal') this.caughtUp();
+    this.batchSentAt.push(performance.now());
+    this.watchLag();
     this.post(
       {
         type: 'batch',
@@ -471,9 +519,72 @@ export class HistoryWriter extends EventEmitter {
   private request(make: (id: number) => ToWorker): Promise<unknown> {
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve, reject });
+      this.pending.set(id, { resolve, reject, at: performance.now() });
+      this.watchLag();
       this.post(make(id));
     });
+  }
+
+  // --- The worker's CPU priority ------------------------------------------------------------------
+
+  /** performance.now() of the oldest message still waiting for the worker's answer, or null. */
+  private oldestWaiting(): number | null {
+    let oldest = this.batchAcked < this.batchSentAt.length ? this.batchSentAt[this.batchAcked] : Infinity;
+    for (const p of this.pending.values()) {
+      if (p.at < oldest) oldest = p.at;
+      break; // a Map keeps posting order: the first is the oldest
+    }
+    return oldest === Infinity ? null : oldest;
+  }
+
+  /** While the worker idles, checks that nothing waits on it longer than BACKGROUND_LAG_MS. */
+  private watchLag(): void {
+    if (this.policy !== 'idle' || this.lagTimer !== undefined) return;
+    const oldest = this.oldestWaiting() ?? performance.now();
+    this.lagTimer = setTimeout(this.onLagTimer, Math.max(1, oldest + BACKGROUND_LAG_MS - performance.now())).unref();
+  }
+
+  private readonly onLagTimer = (): void => {
+    this.lagTimer = undefined;
+    if (this.policy !== 'idle') return;
+    const oldest = this.oldestWaiting();
+    if (oldest === null) return;
+    if (performance.now() - oldest >= BACKGROUND_LAG_MS) {
+      this.raised++;
+      this.raisedAt = performance.now();
+      this.setPolicy('normal');
+    } else this.watchLag();
+  };
+
+  /** Back to idle once the worker has caught up and has held normal priority long enough. */
+  private caughtUp(): void {
+    if (this.policy === 'normal' && this.oldestWaiting() === null && performance.now() - this.raisedAt >= BACKGROUND_HOLD_MS) {
+      this.setPolicy('idle');
+    }
+  }
+
+  /** Applies the wanted policy with chrt, one call at a time; a failure stops managing it. */
+  private setPolicy(p: ThreadPolicy): void {
+    if (this.tid === null) return;
+    this.policy = p;
+    if (this.applying) return;
+    const tid = this.tid;
+    const step = async (): Promise<void> => {
+      this.applying = true;
+      while (this.policy !== null && this.policy !== this.appliedPolicy && (this.state === OPEN || this.state === CLOSING)) {
+        const want = this.policy;
+        // Only a thread of this process (a finished worker's id may be reused by another program).
+        if (threadPolicy(tid) === null || !(await setThreadPolicy(tid, want))) {
+          this.policy = null;
+          this.appliedPolicy = null;
+          break;
+        }
+        this.appliedPolicy = want;
+      }
+      this.applying = false;
+      if (this.policy === 'idle') this.watchLag();
+    };
+    void step();
   }
 
   private onMessage(m: FromWorker): void {
@@ -484,12 +595,18 @@ export class HistoryWriter extends EventEmitter {
         this.pending.delete(m.id);
         // Synchronously: the worker's 'exit' may be emitted before promise callbacks run.
         if (m.id === this.closeId) this.state = CLOSED;
+        if (this.policy === 'normal') this.caughtUp();
         if (m.error !== undefined) p.reject(new Error(m.error));
         else p.resolve(m.value);
         return;
       }
       case 'batchDone':
         this.doneRecords += m.records;
+        if (++this.batchAcked === this.batchSentAt.length || this.batchAcked >= 1024) {
+          this.batchSentAt.splice(0, this.batchAcked);
+          this.batchAcked = 0;
+        }
+        if (this.policy === 'normal') this.caughtUp();
         if (m.error !== undefined) this.report(new Error(m.error));
         return;
       case 'error':
@@ -511,6 +628,8 @@ export class HistoryWriter extends EventEmitter {
     this.fatalError = e;
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    if (this.lagTimer !== undefined) clearTimeout(this.lagTimer);
+    this.lagTimer = undefined;
     for (const p of this.pending.values()) p.reject(e);
     this.pending.clear();
     this.report(e);

@@ -1,0 +1,61 @@
+// CPU scheduling policy of one thread (Linux): the history worker runs as SCHED_IDLE so its bursts
+// never take a core from the crawl's event loop or from the servers it is crawling on this machine.
+//
+// Why SCHED_IDLE and not a nice value: on a two-core machine a crawl's event loop, its servers'
+// replies and the history worker all want a core at once. The kernel puts a woken thread on an idle
+// core when there is one, and a core running only SCHED_IDLE threads counts as idle, so the crawl
+// loop and the processes it talks to are never queued behind a batch commit. A niced thread (even
+// nice 19) still makes its core busy, and measured no better than nice 0. Node has no call for
+// sched_setscheduler, so util-linux's `chrt` (in every Debian/Ubuntu/Fedora base system) sets it;
+// where there is no /proc/thread-self or no chrt, nothing changes.
+import { spawn } from 'node:child_process';
+import { readFileSync, readlinkSync } from 'node:fs';
+
+export type ThreadPolicy = 'idle' | 'normal';
+
+/** The calling thread's kernel thread id (Linux), or null where there is none to read. */
+export function currentThreadId(): number | null {
+  try {
+    const id = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    return Number.isInteger(id) && id > 0 ? id : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The scheduling policy the kernel reports for a thread of this process (field 41 of its stat
+ * line): 'idle' for SCHED_IDLE, 'normal' for SCHED_OTHER, the number for any other, null when the
+ * thread is gone or there is no /proc.
+ */
+export function threadPolicy(tid: number): ThreadPolicy | number | null {
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // Fields after the command name, which is in parentheses and may hold spaces: field 3 is [0].
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const policy = Number(fields[41 - 3]);
+  return policy === 5 ? 'idle' : policy === 0 ? 'normal' : policy;
+}
+
+/**
+ * Sets a thread of this process to SCHED_IDLE ('idle') or back to SCHED_OTHER ('normal') with
+ * `chrt`. Resolves true once set, false where it cannot be (no chrt, not Linux, thread gone):
+ * callers carry on at whatever priority the thread has.
+ */
+export function setThreadPolicy(tid: number, policy: ThreadPolicy): Promise<boolean> {
+  return new Promise((resolve) => {
+    let child;
+    try {
+      child = spawn('chrt', [policy === 'idle' ? '--idle' : '--other', '--pid', '0', String(tid)], { stdio: 'ignore' });
+    } catch {
+      resolve(false);
+      return;
+    }
+    child.once('error', () => resolve(false));
+    child.once('exit', (code) => resolve(code === 0));
+  });
+}
