@@ -40,6 +40,8 @@ export interface RunCrawlOptions {
 export interface RunCrawlResult {
   readonly summary: CrawlSummary;
   readonly stats: CrawlStats;
+  /** When (engine clock, epoch ms) every record of the crawl was committed, before the database closed. */
+  readonly committedAt: number;
 }
 
 /** Formats an engine event as a log line, Scrapy style for AutoThrottle debug lines. */
@@ -145,12 +147,13 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
       p.close();
       await writer.flush();
       if (writerError) throw writerError;
+      const committedAt = crawler.now;
       const s = crawler.stats();
       const summary: CrawlSummary = {
         crawl_id: crawlId, requests: s.requests, responses: s.responses, by_status: s.byStatus, failures: s.failures, slots: s.slots,
         seconds: Math.round(((Date.now() - started) / 1000) * 1000) / 1000,
       };
-      return { summary, stats: s };
+      return { summary, stats: s, committedAt };
     }
     await crawler.close();
     p.close();
@@ -166,7 +169,7 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
     writer.updateCrawl(crawlId, { status: stats.status, finishedAt: stats.finishedAt ?? Date.now(), summary, settings: crawler.currentSettings });
     await writer.flush();
     if (writerError) throw writerError;
-    return { summary, stats };
+    return { summary, stats, committedAt: crawler.now };
   } finally {
     persist?.close();
     await writer.close();

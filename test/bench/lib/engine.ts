@@ -36,6 +36,8 @@ export interface EngineRun {
   readonly startedAt: number;
   /** Last response handled (stats.finishedAt). */
   readonly finishedAt: number;
+  /** Every record committed to SQLite (the final flush answered), before the database closed. */
+  readonly committedAt: number;
   /** runCrawl returned: everything flushed to SQLite and the worker closed. */
   readonly returnedAt: number;
   /** The SQLite file (deleted by `cleanup`). */
@@ -48,13 +50,14 @@ export async function runEngine(config: CrawlConfig, onStart?: (crawler: Crawler
   const dir = mkdtempSync(join(tmpdir(), 'slotscope-bench-'));
   const db = join(dir, 'history.sqlite');
   const calledAt = clockNow();
-  const { stats } = await runCrawl({ config, db, onStart, progressEvery: 0 });
+  const { stats, committedAt } = await runCrawl({ config, db, onStart, progressEvery: 0 });
   const returnedAt = clockNow();
   return {
     stats,
     calledAt,
     startedAt: stats.startedAt ?? calledAt,
     finishedAt: stats.finishedAt ?? returnedAt,
+    committedAt,
     returnedAt,
     db,
     cleanup: () => rmSync(dir, { recursive: true, force: true }),
