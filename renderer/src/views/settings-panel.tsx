@@ -168,10 +168,10 @@ function ChangesList({ log }: { log: CrawlLogStore }) {
   );
 }
 
-/** A recorded value in words: a Retry-After block's end as a time of day, others as they were set. */
+/** A recorded value in words: a Retry-After block's end as a time of day, no value (a pin cleared, no Crawl-delay) as none, others as they were set. */
 function changeValue(setting: string, v: unknown): string {
   if (setting === 'blocked_until') return typeof v === 'number' ? `until ${formatWhen(v)}` : 'none';
-  return showValue(v);
+  return v === null || v === undefined ? 'none' : showValue(v);
 }
 
 function ChangeRow({ c }: { c: ChangeRecord }) {

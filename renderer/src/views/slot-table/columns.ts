@@ -28,8 +28,8 @@ export const GRID_COLUMNS: readonly GridColumn[] = [
   { id: 'cause', label: 'Delay set by', sort: 'cause', first: 'asc', align: 'left', width: '118px', title: 'Which of floor, AutoThrottle, backoff, Crawl-delay, Retry-After and pin binds the delay' },
   { id: 'next', label: 'Next start', sort: 'nextStartAt', first: 'asc', align: 'num', width: '64px', title: 'Time until the next queued request may start' },
   { id: 'latency', label: 'Latency ms', sort: 'avgLatency', align: 'num', width: '74px', title: 'Last / average response latency, milliseconds (sorts by the average)' },
-  { id: 'requests', label: 'Requests', sort: 'requests', align: 'num', width: '62px' },
-  { id: 's2xx', label: '2xx', sort: 's2xx', align: 'num', width: '50px' },
+  { id: 'requests', label: 'Requests', sort: 'requests', align: 'num', width: '70px' },
+  { id: 's2xx', label: '2xx', sort: 's2xx', align: 'num', width: '46px' },
   { id: 's3xx', label: '3xx', sort: 's3xx', align: 'num', width: '42px' },
   { id: 's4xx', label: '4xx', sort: 's4xx', align: 'num', width: '42px', title: '4xx responses, 429 included' },
   { id: 's5xx', label: '5xx', sort: 's5xx', align: 'num', width: '42px' },
@@ -37,7 +37,7 @@ export const GRID_COLUMNS: readonly GridColumn[] = [
   { id: 'backoff', label: 'Backoff', sort: 'backoffLevel', align: 'num', width: '56px', title: 'Backoff level (0: none)' },
   { id: 'queued', label: 'Queued', sort: 'queued', align: 'num', width: '56px' },
   { id: 'bytes', label: 'Bytes', sort: 'bytes', align: 'num', width: '60px', title: 'Body bytes received' },
-  { id: 'action', label: 'Actions', align: 'left', width: '106px' },
+  { id: 'action', label: 'Actions', align: 'left', width: '114px' },
 ];
 
 /** The grid-template-columns every row of the grid shares. */
