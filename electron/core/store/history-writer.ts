@@ -14,7 +14,7 @@ import {
 import type { BatchMessage, ChangeTuple, CrawlPatchWire, EventTuple, FromWorker, ToWorker, WorkerInit } from './history-protocol';
 import type { RetentionSettings } from '../../../shared/contract';
 import type { PruneResult } from './retention';
-import { setThreadPolicy, threadPolicy, type ThreadPolicy } from './thread-priority';
+import { processMayLeaveIdle, setThreadPolicy, threadPolicy, type ThreadPolicy } from './thread-priority';
 import {
   F_CRAWL, F_DEPTH, F_OP, F_PRIORITY, F_REDIRECTS, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_QUEUED,
   type ResumeFrontierResult, type SlotStateTuple,
@@ -48,8 +48,8 @@ export interface HistoryWriterOptions {
   /** The bundled worker script; by default dist/history-worker.js (see resolveWorkerFile). */
   readonly workerFile?: string | URL;
   /**
-   * Run the worker thread at idle CPU priority while it keeps up (default true; Linux with chrt,
-   * see thread-priority.ts). False keeps it at the process's priority.
+   * Run the worker thread at idle CPU priority while it keeps up (default true; Linux with chrt and
+   * the right to return to normal priority, see thread-priority.ts). False keeps it at the process's priority.
    */
   readonly background?: boolean;
 }
@@ -117,7 +117,8 @@ export function openHistoryWriter(file: string, options: HistoryWriterOptions = 
     const onMessage = (m: FromWorker): void => {
       if (m.type === 'ready') {
         cleanup();
-        resolve(new HistoryWriter(worker, file, m.interrupted, options.background === false ? null : m.tid));
+        const manage = options.background !== false && m.tid !== null && processMayLeaveIdle();
+        resolve(new HistoryWriter(worker, file, m.interrupted, manage ? m.tid : null));
       } else if (m.type === 'fatal') {
         cleanup();
         reject(new HistoryOpenError(m.message));

@@ -7,7 +7,7 @@
 // loop and the processes it talks to are never queued behind a batch commit. A niced thread (even
 // nice 19) still makes its core busy, and measured no better than nice 0. Node has no call for
 // sched_setscheduler, so util-linux's `chrt` (in every Debian/Ubuntu/Fedora base system) sets it;
-// where there is no /proc/thread-self or no chrt, nothing changes.
+// where there is no /proc/thread-self, no chrt, or no right to leave SCHED_IDLE again, nothing changes.
 import { spawn } from 'node:child_process';
 import { readFileSync, readlinkSync } from 'node:fs';
 
@@ -39,6 +39,33 @@ export function threadPolicy(tid: number): ThreadPolicy | number | null {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const policy = Number(fields[41 - 3]);
   return policy === 5 ? 'idle' : policy === 0 ? 'normal' : policy;
+}
+
+/** CAP_SYS_NICE, the capability that lets a thread leave SCHED_IDLE whatever its limits. */
+const CAP_SYS_NICE = 23n;
+
+/**
+ * Whether a thread of this process that goes SCHED_IDLE may come back to normal priority. The
+ * kernel counts SCHED_IDLE as nice 20: leaving it needs CAP_SYS_NICE (root has it) or a soft
+ * RLIMIT_NICE of at least 20 (20 − nice 0). Most desktop users have neither (RLIMIT_NICE 0), and a
+ * worker that could never be raised again could starve, so there the worker is left alone.
+ * `status` and `limits` are the texts of /proc/self/status and /proc/self/limits.
+ */
+export function mayLeaveIdle(status: string, limits: string): boolean {
+  const cap = /^CapEff:\s*([0-9a-f]+)\s*$/im.exec(status);
+  if (cap !== null && ((BigInt(`0x${cap[1]}`) >> CAP_SYS_NICE) & 1n) === 1n) return true;
+  const nice = /^Max nice priority\s+(\S+)/im.exec(limits);
+  if (nice === null) return false;
+  return nice[1] === 'unlimited' || Number(nice[1]) >= 20;
+}
+
+/** mayLeaveIdle for this process, read from /proc (false where there is none). */
+export function processMayLeaveIdle(): boolean {
+  try {
+    return mayLeaveIdle(readFileSync('/proc/self/status', 'utf8'), readFileSync('/proc/self/limits', 'utf8'));
+  } catch {
+    return false;
+  }
 }
 
 /**

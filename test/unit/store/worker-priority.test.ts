@@ -1,6 +1,7 @@
 // The history worker's CPU priority (thread-priority.ts, HistoryWriter): idle while it keeps up,
 // normal as soon as a busy machine makes it lag, idle again once it caught up; read from the kernel.
 import { spawnSync } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -8,10 +9,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BACKGROUND_HOLD_MS, BACKGROUND_LAG_MS, openHistoryWriter, type HistoryWriter,
 } from '../../../electron/core/store/history-writer';
-import { currentThreadId, threadPolicy } from '../../../electron/core/store/thread-priority';
+import { currentThreadId, mayLeaveIdle, processMayLeaveIdle, threadPolicy } from '../../../electron/core/store/thread-priority';
 import { buildStoreBundle, freshDir, sampleResponse, type StoreBundle } from './helpers';
 
 const CHRT = process.platform === 'linux' && spawnSync('chrt', ['--version']).status === 0;
+/** Root (or CAP_SYS_NICE): may switch a thread to SCHED_IDLE and back, as CI does. */
+const MANAGED = CHRT && processMayLeaveIdle();
 
 let bundle: StoreBundle;
 beforeAll(async () => {
@@ -55,9 +58,32 @@ describe('thread-priority', () => {
     expect(threadPolicy(tid!)).toBe('normal');
     expect(threadPolicy(2 ** 31 - 1)).toBeNull();
   });
+
+  it('lets a thread go idle only where it may come back: CAP_SYS_NICE or RLIMIT_NICE of 20', () => {
+    const limits = (soft: string) => `Limit                     Soft Limit           Hard Limit           Units\nMax nice priority         ${soft}                    ${soft}\n`;
+    expect(mayLeaveIdle('Name:\tnode\nCapEff:\t000001fffeffffff\n', limits('0'))).toBe(true); // root
+    expect(mayLeaveIdle('CapEff:\t0000000000800000\n', limits('0'))).toBe(true); // CAP_SYS_NICE alone
+    expect(mayLeaveIdle('CapEff:\t0000000000000000\n', limits('0'))).toBe(false); // a desktop user
+    expect(mayLeaveIdle('CapEff:\t0000000000000000\n', limits('20'))).toBe(true);
+    expect(mayLeaveIdle('CapEff:\t0000000000000000\n', limits('19'))).toBe(false);
+    expect(mayLeaveIdle('CapEff:\t0000000000000000\n', limits('unlimited'))).toBe(true);
+    expect(mayLeaveIdle('', '')).toBe(false);
+  });
+
+  it.runIf(process.platform === 'linux' && process.getuid?.() === 0)('reads the kernel\'s answer for root and for an unprivileged user', () => {
+    expect(processMayLeaveIdle()).toBe(true);
+    const read = "const f = require('node:fs'); process.stdout.write(JSON.stringify([f.readFileSync('/proc/self/status', 'utf8'), f.readFileSync('/proc/self/limits', 'utf8')]))";
+    const r = spawnSync(process.execPath, ['-e', read], { uid: 65534, gid: 65534, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const [status, limits] = JSON.parse(r.stdout) as [string, string];
+    expect(mayLeaveIdle(status, limits)).toBe(false);
+    // ... and the kernel agrees: that user can make a thread idle but not bring it back.
+    const sleeper = spawnSync('sh', ['-c', 'sleep 5 & p=$!; chrt --idle --pid 0 $p && chrt --other --pid 0 $p; s=$?; kill $p; exit $s'], { uid: 65534, gid: 65534 });
+    expect(sleeper.status).not.toBe(0);
+  });
 });
 
-describe.runIf(CHRT)('history worker priority (Linux, chrt)', () => {
+describe.runIf(MANAGED)('history worker priority (Linux, chrt, may leave SCHED_IDLE)', () => {
   it('idles while the worker keeps up', async () => {
     const writer = await openHistoryWriter(join(freshDir(), 'h.sqlite'), { workerFile: bundle.workerFile });
     try {
@@ -107,6 +133,27 @@ describe.runIf(CHRT)('history worker priority (Linux, chrt)', () => {
       await writer.close();
     }
   }, 30_000);
+
+  it.runIf(process.getuid?.() === 0)('leaves the worker alone for a user who could not bring it back from idle', () => {
+    const dir = freshDir();
+    chmodSync(dir, 0o777);
+    chmodSync(bundle.dir, 0o755); // mkdtemp made it private to root
+    const script = `
+      const { openHistoryWriter } = await import(${JSON.stringify(bundle.writerModule.href)});
+      const w = await openHistoryWriter(${JSON.stringify(join(dir, 'h.sqlite'))}, { workerFile: new URL(${JSON.stringify(bundle.workerFile.href)}) });
+      await new Promise((r) => setTimeout(r, 300));
+      const policies = [];
+      for (const t of (await import('node:fs')).readdirSync('/proc/self/task')) {
+        const stat = (await import('node:fs')).readFileSync('/proc/self/task/' + t + '/stat', 'utf8');
+        policies.push(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[38]));
+      }
+      process.stdout.write(JSON.stringify({ priority: w.priority, idleThreads: policies.filter((p) => p === 5).length }));
+      await w.close();`;
+    writeFileSync(join(dir, 'probe.mjs'), script);
+    const r = spawnSync(process.execPath, [join(dir, 'probe.mjs')], { uid: 65534, gid: 65534, encoding: 'utf8', cwd: dir });
+    expect(r.status, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ priority: { tid: null, policy: null, raised: 0 }, idleThreads: 0 });
+  });
 
   it('leaves the worker at the process\'s priority with background: false', async () => {
     const writer = await openHistoryWriter(join(freshDir(), 'h.sqlite'), { workerFile: bundle.workerFile, background: false });
