@@ -10,6 +10,7 @@ import type { Crawler } from '../../electron/core/engine/crawler';
 import type { LogEntry, ScenarioInput } from '../../electron/core/testsite';
 import { benchFile, startChild, type Child } from './lib/children';
 import { clockNow, makeConfig, runEngine } from './lib/engine';
+import { HEADERS, makeAgent, Sink } from './lib/raw-client';
 import { coreShare, detail, figure, fmt, percentile, sleep } from './lib/report';
 
 const SLOTS = 1000;
@@ -62,6 +63,55 @@ function describeGaps(gaps: number[], delayMs: number): string {
 
 // ---------------------------------------------------------------------------------- 2a: gaps
 
+/**
+ * A naive sender beside the engine: no scheduler, no history, just undici's dispatch() and one timer
+ * per host that sends request k + 1 of the host `delayMs` after request k was handed to undici
+ * (re-armed if Node's millisecond timer fires a fraction early). What the site's log makes of its
+ * exact client-side gaps shows how much of a server-side gap is the site's own queueing of 1,000
+ * hosts' bursts and connection set-ups on this machine.
+ */
+async function bareSender(port: number, resolve: Record<string, string>, perSlot: number, delayMs: number): Promise<void> {
+  const agent = makeAgent(resolve, 1);
+  await new Promise<void>((done) => {
+    let left = SLOTS * perSlot;
+    const finished = (): void => {
+      if (--left === 0) done();
+    };
+    for (let i = 0; i < SLOTS; i++) {
+      const origin = `http://${hostName(i)}:${port}`;
+      let k = 0;
+      let due = 0;
+      const send = (): void => {
+        const now = performance.now();
+        if (k > 0 && now < due) {
+          setTimeout(send, due - now);
+          return;
+        }
+        k++;
+        due = now + delayMs;
+        agent.dispatch({ origin, path: `/page/${k}`, method: 'GET', headers: HEADERS }, new Sink(finished));
+        if (k < perSlot) setTimeout(send, delayMs);
+      };
+      send();
+    }
+  });
+  await agent.close();
+}
+
+/** Server-side gaps of one run of `sender` against a fresh site (first gaps of each host apart). */
+async function siteGaps(tag: string, sender: (port: number, resolve: Record<string, string>) => Promise<void>): Promise<{ all: number[]; later: number[]; log: LogEntry[] }> {
+  const site = await startSite(tag);
+  await sender(site.port, site.resolve);
+  await site.child.call({ type: 'close' });
+  await site.child.stop();
+  const log = readFileSync(site.logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as LogEntry);
+  return {
+    all: gapsByKey(log.map((e) => ({ key: e.host, t: e.t }))),
+    later: gapsByKey(log.filter((e) => e.path !== '/page/1').map((e) => ({ key: e.host, t: e.t }))),
+    log,
+  };
+}
+
 async function gaps(): Promise<void> {
   const DELAY = 0.5;
   const PER_SLOT = 6;
@@ -112,6 +162,12 @@ async function gaps(): Promise<void> {
   detail(`engine starts without each host's first gap: ${describeGaps(gapsByKey(rows.filter((r) => !r.url.endsWith(firstPage))), delayMs)}`);
   if (process.env.BENCH_GAP_DEBUG) worstGaps(rows, log);
   detail(`transit, engine start to server arrival (relative to the fastest): request 1 of a host ${tr(true)}; later requests ${tr(false)}`);
+  // The same site, the same 1,000 hosts and gaps, sent by a naive sender right after.
+  const bare = await siteGaps('gaps-bare', (port, resolve) => bareSender(port, resolve, PER_SLOT, delayMs));
+  detail(`a naive sender (undici dispatch(), one timer per host, gaps exact on its own clock; no engine, no history) on a fresh site: ${describeGaps(bare.all, delayMs)}`);
+  detail(`the naive sender without each host's first gap: ${describeGaps(bare.later, delayMs)}`);
+  detail(`engine beside the naive sender: shortest server gap ${fmt(minGap, 2)} against ${fmt(Math.min(...bare.all), 2)} ms; ` +
+    `p99 lateness ${fmt(p99, 2)} against ${fmt(percentile(bare.all.map((g) => g - delayMs), 99), 2)} ms`);
 }
 
 /** BENCH_GAP_DEBUG=1: the hosts with the longest and shortest server gaps, each request as [path, engine start, server arrival] in ms from the first start. */

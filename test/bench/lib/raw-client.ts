@@ -19,7 +19,7 @@ export interface RawRun {
 }
 
 /** The engine's request headers, so both sides send the same bytes. */
-const HEADERS = {
+export const HEADERS = {
   'user-agent': 'slotscope-bench',
   accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
   'accept-encoding': 'gzip, deflate, br',
@@ -40,7 +40,7 @@ export function makeAgent(resolve: Readonly<Record<string, string>>, connections
 }
 
 /** Minimal dispatch handler: counts body bytes, reports once at the end. */
-class Sink implements Dispatcher.DispatchHandler {
+export class Sink implements Dispatcher.DispatchHandler {
   status = 0;
   bytes = 0;
   constructor(private readonly done: (err: Error | null, status: number, bytes: number) => void) {}
