@@ -1,10 +1,9 @@
 // The history worker's CPU priority (thread-priority.ts, HistoryWriter): idle while it keeps up,
 // normal as soon as a busy machine makes it lag, idle again once it caught up; read from the kernel.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BACKGROUND_HOLD_MS, BACKGROUND_LAG_MS, openHistoryWriter, type HistoryWriter,
@@ -30,15 +29,23 @@ async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> 
   }
 }
 
-/** One more busy thread than there are cores, at normal priority: an idle-priority thread gets (almost) no CPU. */
+/**
+ * Busy loops at idle priority themselves (SCHED_IDLE shell loops, many per core): they share the
+ * cores with the idle-priority worker, so it gets a small slice, while every normal-priority
+ * process (other test files running beside this one) preempts them and never notices them.
+ */
 function spin(): { stop(): Promise<void> } {
-  const flag = new Int32Array(new SharedArrayBuffer(4));
-  const threads = Array.from({ length: availableParallelism() + 1 }, () =>
-    new Worker('const f = require("node:worker_threads").workerData; while (Atomics.load(f, 0) === 0) {}', { eval: true, workerData: flag }));
+  const loops = Array.from({ length: 20 * availableParallelism() }, () =>
+    spawn('chrt', ['--idle', '0', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }));
   return {
     async stop() {
-      Atomics.store(flag, 0, 1);
-      await Promise.all(threads.map((t) => new Promise((r) => t.once('exit', r))));
+      await Promise.all(loops.map((p) => new Promise((r) => {
+        if (p.exitCode !== null || p.signalCode !== null) r(undefined);
+        else {
+          p.once('exit', r);
+          p.kill('SIGKILL');
+        }
+      })));
     },
   };
 }
@@ -101,16 +108,16 @@ describe.runIf(MANAGED)('history worker priority (Linux, chrt, may leave SCHED_I
     }
   });
 
-  it('runs the worker at normal priority once a busy machine makes it lag, and lets it idle again after it caught up', async () => {
+  it('runs the worker at normal priority once it lags behind other idle work, and lets it idle again after it caught up', async () => {
     const writer = await openHistoryWriter(join(freshDir(), 'h.sqlite'), { workerFile: bundle.workerFile });
     try {
       const { tid } = writer.priority;
       await until('the idle policy', () => writer.priority.policy === 'idle');
       const crawlId = await writer.createCrawl('starved', {}, {});
-      const spinner = spin();
+      const loops = spin();
       let flushMs: number;
       try {
-        await new Promise((r) => setTimeout(r, 100)); // the spinners are running
+        await new Promise((r) => setTimeout(r, 200)); // the loops are running
         await record(writer, crawlId, 3000);
         const t0 = performance.now();
         await writer.flush();
@@ -119,9 +126,9 @@ describe.runIf(MANAGED)('history worker priority (Linux, chrt, may leave SCHED_I
         expect(writer.priority.policy).toBe('normal');
         expect(threadPolicy(tid!)).toBe('normal');
       } finally {
-        await spinner.stop();
+        await loops.stop();
       }
-      // Starved at idle priority the flush would wait for the spinners; raised, it waits about the lag bound.
+      // Starved at idle priority the flush would wait for the loops; raised, it waits about the lag bound.
       expect(flushMs).toBeLessThan(BACKGROUND_LAG_MS + 2000);
       // Caught up and held normal long enough: the next answered batch puts it back to idle.
       await new Promise((r) => setTimeout(r, BACKGROUND_HOLD_MS));
