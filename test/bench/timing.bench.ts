@@ -10,7 +10,7 @@ import Database from 'better-sqlite3';
 import type { Crawler } from '../../electron/core/engine/crawler';
 import type { LogEntry, ScenarioInput } from '../../electron/core/testsite';
 import { benchFile, startChild, type Child } from './lib/children';
-import { clockNow, makeConfig, runEngine } from './lib/engine';
+import { clockNow, makeConfig, runEngine, type EngineRun } from './lib/engine';
 import { HEADERS, makeAgent, Sink } from './lib/raw-client';
 import { coreShare, detail, figure, fmt, percentile, sleep } from './lib/report';
 
@@ -132,19 +132,16 @@ async function siteGaps(tag: string, sender: (port: number, resolve: Record<stri
 async function gaps(): Promise<void> {
   const DELAY = 0.5;
   const PER_SLOT = 6;
-  const site = await startSite('gaps');
-  const config = makeConfig(seeds(site.port, PER_SLOT), {
-    DOWNLOAD_DELAY: DELAY,
-    RANDOMIZE_DOWNLOAD_DELAY: false,
-    CONCURRENT_REQUESTS: 0,
-    AUTOTHROTTLE_ENABLED: false,
-    ROBOTSTXT_OBEY: false,
-  }, site.resolve);
-  const run = await runEngine(config);
-  await site.child.call({ type: 'close' });
-  await site.child.stop();
-  const log = readFileSync(site.logFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as LogEntry);
-  const serverGaps = gapsByKey(log.map((e) => ({ key: e.host, t: e.t })));
+  let run!: EngineRun;
+  const { all: serverGaps, later: laterServerGaps, log } = await siteGaps('gaps', async (port, resolve) => {
+    run = await runEngine(makeConfig(seeds(port, PER_SLOT), {
+      DOWNLOAD_DELAY: DELAY,
+      RANDOMIZE_DOWNLOAD_DELAY: false,
+      CONCURRENT_REQUESTS: 0,
+      AUTOTHROTTLE_ENABLED: false,
+      ROBOTSTXT_OBEY: false,
+    }, resolve));
+  });
   const db = new Database(run.db, { readonly: true });
   const rows = db.prepare('SELECT s.key AS key, r.started_at AS t, r.url AS url FROM responses r JOIN slots s ON s.id = r.slot_id').all() as { key: string; t: number; url: string }[];
   db.close();
@@ -166,7 +163,6 @@ async function gaps(): Promise<void> {
     const ds = transit.filter((x) => x.first === first).map((x) => x.d - base);
     return `p50 ${fmt(percentile(ds, 50), 1)}, p99 ${fmt(percentile(ds, 99), 1)}, max ${fmt(Math.max(...ds), 1)} ms`;
   };
-  const laterServerGaps = gapsByKey(log.filter((e) => e.path !== firstPage).map((e) => ({ key: e.host, t: e.t })));
   const minGap = Math.min(...serverGaps);
   const p99 = percentile(serverGaps.map((g) => g - delayMs), 99);
   const ok = run.stats.byStatus['200'] ?? 0;

@@ -483,7 +483,7 @@ export class HistoryWriter extends EventEmitter {
       transfer.push(fnums.buffer);
       frontier = { n: this.fn, nums: fnums, strs: this.fstrs, slotStates: this.slotStates };
     }
-    if (this.policy === 'normal') this.caughtUp();
+    this.caughtUp();
     this.batchSentAt.push(performance.now());
     this.watchLag();
     this.post(
@@ -596,7 +596,7 @@ export class HistoryWriter extends EventEmitter {
         this.pending.delete(m.id);
         // Synchronously: the worker's 'exit' may be emitted before promise callbacks run.
         if (m.id === this.closeId) this.state = CLOSED;
-        if (this.policy === 'normal') this.caughtUp();
+        this.caughtUp();
         if (m.error !== undefined) p.reject(new Error(m.error));
         else p.resolve(m.value);
         return;
@@ -607,7 +607,7 @@ export class HistoryWriter extends EventEmitter {
           this.batchSentAt.splice(0, this.batchAcked);
           this.batchAcked = 0;
         }
-        if (this.policy === 'normal') this.caughtUp();
+        this.caughtUp();
         if (m.error !== undefined) this.report(new Error(m.error));
         return;
       case 'error':
