@@ -38,7 +38,7 @@ if (v.status !== 0 && vFailed === 0) vFailed = 1;
 tiers.push(['vitest', vPassed, vFailed, vSkipped]);
 
 // Tier 2: conformance replay of the recorded Scrapy AutoThrottle cases through the CLI.
-const vectors = process.env.SLOTSCOPE_VECTORS ?? join(root, '..', 'shared', 'conformance', 'autothrottle-vectors.json');
+const vectors = process.env.SLOTSCOPE_VECTORS ?? join(root, 'test', 'fixtures', 'conformance', 'autothrottle-vectors.json');
 if (!existsSync(vectors)) {
   console.error(`conformance vectors not found at ${vectors} (set SLOTSCOPE_VECTORS): counted as a failure`);
   tiers.push(['replay', 0, 1]);

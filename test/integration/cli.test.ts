@@ -40,7 +40,7 @@ function cli(args: string[], timeoutMs = 30_000): Promise<Ran> {
   });
 }
 
-const VECTORS = join(ROOT, '..', 'shared', 'conformance', 'autothrottle-vectors.json');
+const VECTORS = process.env.SLOTSCOPE_VECTORS ?? join(ROOT, 'test', 'fixtures', 'conformance', 'autothrottle-vectors.json');
 
 describe('slotscope crawl', () => {
   it('prints one JSON summary line that matches the site log and the database', async () => {

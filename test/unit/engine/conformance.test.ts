@@ -5,10 +5,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runVectorCase, runVectorFile, type VectorCase } from '../../../electron/core/engine/throttle/conformance';
 
-const file = process.env.SLOTSCOPE_VECTORS ?? join(__dirname, '../../../../shared/conformance/autothrottle-vectors.json');
+const file = process.env.SLOTSCOPE_VECTORS ?? join(__dirname, '../../fixtures/conformance/autothrottle-vectors.json');
 
 describe('AutoThrottle conformance vectors', () => {
-  it('the shared vectors file is there', () => {
+  it('the vectors file is there', () => {
     expect(existsSync(file), `missing ${file}`).toBe(true);
   });
   const json = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { cases: [] };

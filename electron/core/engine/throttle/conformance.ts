@@ -1,4 +1,4 @@
-// Replays the recorded Scrapy AutoThrottle cases (shared/conformance) through the engine's own
+// Replays the recorded Scrapy AutoThrottle cases (test/fixtures/conformance, copied from the team's recordings) through the engine's own
 // slot and policy code, and reports the first difference of each failing case.
 
 import { applySettings } from '../../../../shared/settings';
