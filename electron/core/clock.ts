@@ -17,6 +17,12 @@ export interface Clock {
 /** The real clock's time, epoch ms: wall time anchored once (at process start), advanced by the monotonic performance clock. */
 export const realNow = (): number => performance.timeOrigin + performance.now();
 
+/**
+ * Longest wait setTimeout takes (2^31 - 1 ms, about 24.8 days): Node turns a longer one into
+ * 1 ms, with a TimeoutOverflowWarning, so an overlong timer would fire, re-arm and spin.
+ */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** Wall time anchored once, advanced by the monotonic performance clock. */
 export function createRealClock(): Clock {
   const now = realNow;
@@ -27,8 +33,9 @@ export function createRealClock(): Clock {
       let handle: NodeJS.Timeout;
       const arm = () => {
         const wait = at - now();
-        // Timers may fire a fraction of a millisecond early: re-arm until the time has come.
-        handle = setTimeout(() => (now() >= at ? fn() : arm()), wait <= 0 ? 0 : Math.ceil(wait));
+        // Timers may fire a fraction of a millisecond early, and a wait beyond MAX_TIMER_MS is
+        // armed in clamped pieces: re-arm until the time has come (a NaN time fires at once).
+        handle = setTimeout(() => (now() < at ? arm() : fn()), wait > 0 ? Math.min(Math.ceil(wait), MAX_TIMER_MS) : 0);
       };
       arm();
       return { cancel: () => clearTimeout(handle) };
