@@ -102,6 +102,30 @@ class ParseFail {
   constructor(readonly allowed: string, readonly detail?: string) {}
 }
 
+/**
+ * Longest delay, window or timeout any setting (or a slot's delay pin) may ask for, in seconds:
+ * one day. Every wait the engine arms stays far below setTimeout's limit (2^31 - 1 ms, about
+ * 24.8 days) and below what the HTTP client accepts as a timeout.
+ */
+export const MAX_DELAY_SECONDS = 86_400;
+
+const DELAY_PIN_ALLOWED = `a number of seconds >= 0 and <= ${MAX_DELAY_SECONDS}, or null to clear`;
+
+/**
+ * Checks a slot's delay pin (SPEC 6): a number of seconds from 0 to MAX_DELAY_SECONDS, or null to
+ * clear it. Returns it, or throws a RangeError naming the value and what is allowed.
+ */
+export function validateDelayPin(seconds: unknown): number | null {
+  if (seconds === null) return null;
+  if (typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0 && seconds <= MAX_DELAY_SECONDS) return seconds;
+  throw new RangeError(`delay pin: ${describe(seconds)} is not allowed (${DELAY_PIN_ALLOWED})`);
+}
+
+/** A map of the schema's own: no prototype, so any key (`__proto__`, `constructor` …) is a plain key and a lookup finds only what was set. */
+function emptyMap<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 function toNumber(v: unknown, allowed: string): number {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new ParseFail(allowed);
@@ -200,8 +224,21 @@ function rampupTarget(v: unknown): number | readonly [number, number] {
   return n;
 }
 
-function text(v: unknown): string {
-  if (typeof v !== 'string' || v.trim() === '' || /[\r\n]/.test(v)) throw new ParseFail('a non-empty single-line text');
+const USER_AGENT_ALLOWED =
+  'a non-empty single-line text of printable characters up to U+00FF (an HTTP header value: no control characters, tabs or line breaks)';
+
+/**
+ * A header value the HTTP client sends as given: printable ASCII and Latin-1 (undici refuses
+ * anything outside tab, U+0020–U+007E and U+0080–U+00FF; tabs, DEL and C1 controls are refused
+ * here too).
+ */
+function headerText(v: unknown): string {
+  if (typeof v !== 'string' || v.trim() === '') throw new ParseFail(USER_AGENT_ALLOWED);
+  const bad = /[^\x20-\x7e\xa0-\xff]/u.exec(v);
+  if (bad) {
+    const code = bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+    throw new ParseFail(USER_AGENT_ALLOWED, `character U+${code} at index ${bad.index}`);
+  }
   return v;
 }
 
@@ -226,7 +263,8 @@ function fields<T>(parsers: Record<string, (v: unknown) => unknown>, allowed: st
     const obj = plainObject(v, allowed);
     const out: Record<string, unknown> = {};
     for (const [k, raw] of Object.entries(obj)) {
-      const parse = parsers[k];
+      // Own keys only: `toString`, `constructor` or `__proto__` are unknown keys, not Object's.
+      const parse = Object.hasOwn(parsers, k) ? parsers[k] : undefined;
       if (!parse) throw new ParseFail(allowed, `unknown key "${k}" (known: ${Object.keys(parsers).join(', ')})`);
       try {
         out[k] = parse(raw);
@@ -239,9 +277,12 @@ function fields<T>(parsers: Record<string, (v: unknown) => unknown>, allowed: st
   };
 }
 
+/** A delay, window or timeout in seconds: at most MAX_DELAY_SECONDS. */
+const secs = (min: number, exclusiveMin = false) => num(min, { exclusiveMin, max: MAX_DELAY_SECONDS });
+
 const downloadSlot = fields<DownloadSlotOverride>(
-  { concurrency: num(1, { int: true }), delay: num(0), randomize_delay: bool },
-  'an object {concurrency: whole number >= 1, delay: number >= 0, randomize_delay: true/false}',
+  { concurrency: num(1, { int: true }), delay: secs(0), randomize_delay: bool },
+  `an object {concurrency: whole number >= 1, delay: number >= 0 and <= ${MAX_DELAY_SECONDS}, randomize_delay: true/false}`,
 );
 
 const scopeBackoff = fields<ScopeBackoff>(
@@ -249,10 +290,10 @@ const scopeBackoff = fields<ScopeBackoff>(
     http_codes: intList(100, 599),
     exceptions: exceptionList,
     delay_factor: num(1, { exclusiveMin: true }),
-    min_delay: num(0),
-    max_delay: num(0),
+    min_delay: secs(0),
+    max_delay: secs(0),
     jitter: randomize,
-    window: num(0, { exclusiveMin: true }),
+    window: secs(0, true),
   },
   'an object with http_codes, exceptions, delay_factor, min_delay, max_delay, jitter, window',
 );
@@ -260,8 +301,8 @@ const scopeBackoff = fields<ScopeBackoff>(
 const scopeAutoThrottle = fields<ScopeAutoThrottle>(
   {
     target_concurrency: num(0, { exclusiveMin: true }),
-    start_delay: num(0),
-    max_delay: num(0),
+    start_delay: secs(0),
+    max_delay: secs(0),
     enabled: bool,
   },
   'an object with target_concurrency, start_delay, max_delay, enabled',
@@ -270,12 +311,12 @@ const scopeAutoThrottle = fields<ScopeAutoThrottle>(
 const scopeSettings = fields<ScopeSettings>(
   {
     concurrency: num(1, { int: true }),
-    delay: num(0),
+    delay: secs(0),
     jitter: randomize,
     backoff: scopeBackoff,
     rampup: bool,
     quota: num(0, { exclusiveMin: true }),
-    window: num(0, { exclusiveMin: true }),
+    window: secs(0, true),
     autothrottle: scopeAutoThrottle,
     ignore_robots_txt: bool,
     quota_header: headerName,
@@ -286,7 +327,7 @@ const scopeSettings = fields<ScopeSettings>(
 function mapOf<T>(parse: (v: unknown) => T, allowed: string) {
   return (v: unknown): Readonly<Record<string, T>> => {
     const obj = plainObject(v, allowed);
-    const out: Record<string, T> = {};
+    const out = emptyMap<T>();
     for (const [k, raw] of Object.entries(obj)) {
       if (k.trim() === '') throw new ParseFail(allowed, 'an empty key');
       try {
@@ -331,6 +372,9 @@ function spec(
 const intGe = (min: number) => [num(min, { int: true }), `a whole number >= ${min}`] as const;
 const numGe = (min: number) => [num(min), `a number >= ${min}`] as const;
 const numGt = (min: number) => [num(min, { exclusiveMin: true }), `a number > ${min}`] as const;
+/** Seconds of a delay, window or timeout: bounded by MAX_DELAY_SECONDS so every timer can be armed. */
+const secsGe = (min: number) => [secs(min), `a number >= ${min} and <= ${MAX_DELAY_SECONDS}`] as const;
+const secsGt = (min: number) => [secs(min, true), `a number > ${min} and <= ${MAX_DELAY_SECONDS}`] as const;
 
 export const SETTINGS_SCHEMA: readonly SettingSpec[] = [
   spec('CONCURRENT_REQUESTS', 'Concurrency', 'Requests in flight (whole crawl)',
@@ -340,25 +384,25 @@ export const SETTINGS_SCHEMA: readonly SettingSpec[] = [
   spec('CONCURRENT_REQUESTS_PER_IP', 'Concurrency', 'Requests in flight per IP',
     'If above 0, slots are keyed by resolved IP address and this is their concurrency.', 0, ...intGe(0)),
   spec('DOWNLOAD_DELAY', 'Delays', 'Delay between requests (s)',
-    'Minimum gap between the starts of two requests of the same slot; also AutoThrottle\'s floor.', 0, ...numGe(0)),
+    'Minimum gap between the starts of two requests of the same slot; also AutoThrottle\'s floor.', 0, ...secsGe(0)),
   spec('DOWNLOAD_DELAY_PER_SLOT', 'Delays', 'Delay per lane (s)',
-    'Minimum gap between two starts in the same lane of a slot.', 0, ...numGe(0)),
+    'Minimum gap between two starts in the same lane of a slot.', 0, ...secsGe(0)),
   spec('RANDOMIZE_DOWNLOAD_DELAY', 'Delays', 'Randomize delay',
     'true draws each gap from 0.5x to 1.5x the delay; a factor f from (1-f)x to (1+f)x; [low, high] from (1+low)x to (1+high)x.',
     0.5, randomize, RANDOMIZE_ALLOWED),
   spec('DOWNLOAD_SLOTS', 'Delays', 'Per-slot overrides',
     'Map of slot key to {concurrency, delay, randomize_delay}, applied when the slot is created (delay is its start delay).',
-    {}, mapOf(downloadSlot, 'a map of slot key to {concurrency, delay, randomize_delay}'),
+    Object.freeze(emptyMap()), mapOf(downloadSlot, 'a map of slot key to {concurrency, delay, randomize_delay}'),
     'a map of slot key to {concurrency, delay, randomize_delay}'),
   spec('THROTTLING_SCOPES', 'Scopes', 'Throttling scopes',
     'Map of scope to {concurrency, delay, jitter, backoff, rampup, quota, window, autothrottle, ignore_robots_txt}.',
-    {}, mapOf(scopeSettings, 'a map of scope to scope settings'), 'a map of scope to scope settings'),
+    Object.freeze(emptyMap()), mapOf(scopeSettings, 'a map of scope to scope settings'), 'a map of scope to scope settings'),
   spec('AUTOTHROTTLE_ENABLED', 'AutoThrottle', 'AutoThrottle on',
     'Adjust each slot\'s delay from the latencies it sees, like Scrapy\'s AutoThrottle.', false, bool, 'true or false'),
   spec('AUTOTHROTTLE_START_DELAY', 'AutoThrottle', 'Start delay (s)',
-    'Delay of a new slot (at least DOWNLOAD_DELAY).', 5.0, ...numGe(0)),
+    'Delay of a new slot (at least DOWNLOAD_DELAY).', 5.0, ...secsGe(0)),
   spec('AUTOTHROTTLE_MAX_DELAY', 'AutoThrottle', 'Max delay (s)',
-    'Highest delay AutoThrottle may set.', 60.0, ...numGe(0)),
+    'Highest delay AutoThrottle may set.', 60.0, ...secsGe(0)),
   spec('AUTOTHROTTLE_TARGET_CONCURRENCY', 'AutoThrottle', 'Target concurrency',
     'Average number of requests AutoThrottle aims to have in flight per slot.', 1.0, ...numGt(0)),
   spec('AUTOTHROTTLE_DEBUG', 'AutoThrottle', 'Debug lines',
@@ -372,31 +416,31 @@ export const SETTINGS_SCHEMA: readonly SettingSpec[] = [
   spec('BACKOFF_DELAY_FACTOR', 'Backoff', 'Backoff factor',
     'Each backoff step multiplies the delay by this.', 2.0, ...numGt(1)),
   spec('BACKOFF_MIN_DELAY', 'Backoff', 'Backoff min delay (s)',
-    'Smallest delay of the first backoff step.', 1.0, ...numGe(0)),
+    'Smallest delay of the first backoff step.', 1.0, ...secsGe(0)),
   spec('BACKOFF_MAX_DELAY', 'Backoff', 'Backoff max delay (s)',
-    'Cap on backoff delays, Retry-After and RateLimit-Reset (at least BACKOFF_MIN_DELAY).', 300.0, ...numGe(0)),
+    'Cap on backoff delays, Retry-After and RateLimit-Reset (at least BACKOFF_MIN_DELAY).', 300.0, ...secsGe(0)),
   spec('BACKOFF_JITTER', 'Backoff', 'Backoff jitter',
     'Randomization used instead of RANDOMIZE_DOWNLOAD_DELAY while a slot backs off.', 0.1, randomize, RANDOMIZE_ALLOWED),
   spec('BACKOFF_WINDOW', 'Backoff', 'Backoff window (s)',
-    'Quiet seconds needed for one step of recovery.', 60.0, ...numGt(0)),
+    'Quiet seconds needed for one step of recovery.', 60.0, ...secsGt(0)),
   spec('RAMPUP_BACKOFF_TARGET', 'Backoff', 'Rampup backoff target',
     'Backoff responses per window that rampup aims for.', 1, rampupTarget,
     'a whole number >= 0, or a pair [min, max] of whole numbers with 0 <= min <= max'),
-  spec('THROTTLING_WINDOW', 'Scopes', 'Quota window (s)', 'Default quota window of a scope.', 60.0, ...numGt(0)),
+  spec('THROTTLING_WINDOW', 'Scopes', 'Quota window (s)', 'Default quota window of a scope.', 60.0, ...secsGt(0)),
   spec('ROBOTSTXT_OBEY', 'robots.txt', 'Obey robots.txt',
     'Skip URLs that robots.txt disallows for the crawl\'s user agent.', true, bool, 'true or false'),
   spec('THROTTLING_ROBOTSTXT_OBEY', 'robots.txt', 'Obey Crawl-delay',
     'Use robots.txt Crawl-delay as the slot\'s floor (concurrency 1).', true, bool, 'true or false'),
   spec('THROTTLING_ROBOTSTXT_MAX_DELAY', 'robots.txt', 'Crawl-delay cap (s)',
-    'Highest Crawl-delay that is obeyed.', 60.0, ...numGe(0)),
+    'Highest Crawl-delay that is obeyed.', 60.0, ...secsGe(0)),
   spec('DELAYED_REQUESTS_WARN_THRESHOLD', 'Scopes', 'Waiting requests warning',
     'Warn once when this many requests wait in memory.', 500, ...intGe(1)),
   spec('DOWNLOAD_TIMEOUT', 'Downloads', 'Download timeout (s)',
-    'Seconds before a download is given up; a timeout is backoff feedback.', 180, ...numGt(0)),
+    'Seconds before a download is given up; a timeout is backoff feedback.', 180, ...secsGt(0)),
   spec('DOWNLOAD_MAXSIZE', 'Downloads', 'Max response size (bytes)',
     'Abort bodies larger than this; 0 means no limit.', 1024 * 1024 * 1024, ...intGe(0)),
   spec('USER_AGENT', 'Downloads', 'User agent',
-    'User-Agent header, also used to read robots.txt.', DEFAULT_USER_AGENT, text, 'a non-empty single-line text'),
+    'User-Agent header, also used to read robots.txt.', DEFAULT_USER_AGENT, headerText, USER_AGENT_ALLOWED),
   spec('RETRY_TIMES', 'Backoff', 'Retries after backoff',
     'How many times a request answered with backoff feedback is retried (recorded each time).', 2, ...intGe(0)),
   spec('THROTTLING_MANAGER', 'Scopes', 'Scope plug-in',
@@ -453,6 +497,16 @@ function editDistance(a: string, b: string): number {
   return prev[b.length];
 }
 
+const MAP_SETTINGS = ['DOWNLOAD_SLOTS', 'THROTTLING_SCOPES'] as const;
+
+/** The map itself when it has no prototype, else a copy of its own entries that has none. */
+function ownMap(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null || Object.getPrototypeOf(v) === null) return v;
+  const out = emptyMap<unknown>();
+  for (const [k, x] of Object.entries(v)) out[k] = x;
+  return Object.freeze(out);
+}
+
 function sameValue(a: unknown, b: unknown): boolean {
   return a === b || JSON.stringify(a) === JSON.stringify(b);
 }
@@ -503,6 +557,8 @@ export function applySettings(patch: unknown, base: Settings = DEFAULT_SETTINGS)
     }
   }
   if (errors.length > 0) return { ok: false, errors };
+  // Maps taken over from the base (copied over IPC, built by hand) get no prototype either.
+  for (const name of MAP_SETTINGS) merged[name] = ownMap(merged[name]);
   return { ok: true, settings: Object.freeze(merged) as unknown as Settings, changed };
 }
 

@@ -47,7 +47,7 @@ describe('settings schema', () => {
     if (r.ok) return;
     const msgs = r.errors.map((e) => e.message);
     expect(msgs).toContain('CONCURRENT_REQUESTS_PER_DOMAIN: 0 is not allowed (a whole number >= 1)');
-    expect(msgs).toContain('DOWNLOAD_DELAY: -1 is not allowed (a number >= 0)');
+    expect(msgs).toContain('DOWNLOAD_DELAY: -1 is not allowed (a number >= 0 and <= 86400)');
     expect(msgs).toContain('DOWNLOD_DELAY: unknown setting (did you mean DOWNLOAD_DELAY?)');
     expect(msgs).toContain('CONCURRENT_REQUESTS: 1.5 is not allowed (a whole number >= 0)');
   });
