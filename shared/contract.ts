@@ -4,13 +4,20 @@
 import type { SettingGroup, Settings } from './settings';
 import type { ChangeRecord, CrawlStatus, DelayCause, EventRecord } from './types';
 
+/**
+ * Every error code a host answers with: `invalid`: bad params or settings; `not-found`; `conflict`:
+ * not possible in the crawl's state; `unknown-method`; `too-large`: a message or upload above the
+ * host's limit; `canceled`: the user closed a dialog the request needed (Electron's save dialog);
+ * `internal`.
+ */
+export const ERROR_CODES = ['invalid', 'not-found', 'conflict', 'unknown-method', 'too-large', 'canceled', 'internal'] as const;
+
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
 /** An error crossing the boundary as data, never as a thrown object. */
 export interface AppError {
-  /**
-   * `invalid`: bad params or settings; `not-found`; `conflict`: not possible in the crawl's state;
-   * `unknown-method`; `canceled`: the user closed a dialog the request needed (Electron's save dialog); `internal`.
-   */
-  readonly code: 'invalid' | 'not-found' | 'conflict' | 'unknown-method' | 'too-large' | 'canceled' | 'internal';
+  /** One of {@link ERROR_CODES}. */
+  readonly code: ErrorCode;
   readonly message: string;
   /** The param or setting at fault, when there is one. */
   readonly field?: string;

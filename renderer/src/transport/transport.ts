@@ -1,7 +1,7 @@
 // The one interface through which the renderer reaches its host, whichever host it runs in
 // (Electron's preload bridge or the browser host's WebSocket): stores and views never know which.
 
-import type { AppError, AppEvents, EventName, Method, Params, Result } from '../../../shared/contract';
+import { ERROR_CODES, type AppError, type AppEvents, type EventName, type Method, type Params, type Result } from '../../../shared/contract';
 
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
@@ -24,7 +24,8 @@ export class HostError extends Error {
   }
 }
 
-const CODES: ReadonlySet<string> = new Set(['invalid', 'not-found', 'conflict', 'unknown-method', 'too-large', 'internal']);
+/** The contract's error codes: a refusal with any other code is not taken for one. */
+const CODES: ReadonlySet<string> = new Set(ERROR_CODES);
 
 export function isAppError(x: unknown): x is AppError {
   if (typeof x !== 'object' || x === null) return false;

@@ -3,8 +3,8 @@
 // 'history.export' (the host writes the file) with its progress events.
 
 import { useEffect, useState } from 'react';
-import { EXPORT_FORMATS, type ExportFormat } from '../../../../shared/contract';
-import { toAppError } from '../../transport/transport';
+import { EXPORT_FORMATS, type ExportFormat, type Params } from '../../../../shared/contract';
+import { toAppError, type Transport } from '../../transport/transport';
 import { useApp } from '../app-context';
 import { formatCount } from '../format';
 import { clock } from '../../charts/time-format';
@@ -43,6 +43,25 @@ type State =
   | { readonly kind: 'error'; readonly text: string };
 
 let exportCounter = 0;
+
+/** How a host-side export ended, in the bar's words (its 'done' or 'error' state). */
+export type ExportOutcome = Extract<State, { readonly kind: 'done' | 'error' }>;
+
+/**
+ * Runs 'history.export' on the host (the desktop app: the host writes the file, its save dialog
+ * supplies the path) and says how it ended. A refusal arrives as a rejected invoke with the host's
+ * AppError; `canceled` (the save dialog closed without a file) is neither a success nor a failure.
+ */
+export async function exportOnHost(transport: Pick<Transport, 'invoke'>, params: Params<'history.export'>): Promise<ExportOutcome> {
+  try {
+    const r = await transport.invoke('history.export', params);
+    return { kind: 'done', text: `Saved ${formatCount(r.rows)} rows (${formatCount(r.bytes)} bytes) to ${r.path}` };
+  } catch (e) {
+    const err = toAppError(e);
+    // The desktop app's save dialog closed without a file: nothing was written, nothing failed.
+    return err.code === 'canceled' ? { kind: 'done', text: 'Export canceled.' } : { kind: 'error', text: `Export failed: ${err.message}` };
+  }
+}
 
 export function ExportBar({ crawlId, scopes }: { crawlId: number; scopes: readonly ExportScope[] }) {
   const { transport } = useApp();
@@ -88,19 +107,12 @@ export function ExportBar({ crawlId, scopes }: { crawlId: number; scopes: readon
     }
     const exportId = `gui-${Date.now().toString(36)}-${++exportCounter}`;
     setState({ kind: 'running', exportId, rows: 0, total: 0 });
-    try {
-      const r = await transport.invoke('history.export', {
-        crawlId, format, exportId,
-        ...(scope.slot ? { slot: scope.slot } : {}),
-        ...(scope.from !== undefined ? { from: Math.floor(scope.from) } : {}),
-        ...(scope.to !== undefined ? { to: Math.ceil(scope.to) } : {}),
-      });
-      setState({ kind: 'done', text: `Saved ${formatCount(r.rows)} rows (${formatCount(r.bytes)} bytes) to ${r.path}` });
-    } catch (e) {
-      const err = toAppError(e);
-      // The desktop app's save dialog closed without a file: nothing was written, nothing failed.
-      setState(err.code === 'canceled' ? { kind: 'done', text: 'Export canceled.' } : { kind: 'error', text: `Export failed: ${err.message}` });
-    }
+    setState(await exportOnHost(transport, {
+      crawlId, format, exportId,
+      ...(scope.slot ? { slot: scope.slot } : {}),
+      ...(scope.from !== undefined ? { from: Math.floor(scope.from) } : {}),
+      ...(scope.to !== undefined ? { to: Math.ceil(scope.to) } : {}),
+    }));
   };
 
   return (
