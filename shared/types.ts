@@ -72,11 +72,33 @@ export interface ResponseRecord {
   readonly contentType: string | null;
 }
 
+/**
+ * What can change about one slot, as ChangeRecord.setting names it (besides a setting's name):
+ * `pin_delay` (seconds) and `pin_concurrency` (requests): the user's pins, null when cleared;
+ * `paused`: true when the user paused the slot, false when resumed; `backoff_reset`: the user's
+ * Reset backoff, old and new values {@link BackoffResetValue}; `crawl_delay`: robots.txt's
+ * Crawl-delay in seconds (capped), null before; `backoff_level`: a backoff step up or a recovery;
+ * `blocked_until`: the end of a Retry-After / RateLimit block (epoch ms), null for none;
+ * `rampup_rate`: a rampup cut (requests per second); `delay`: the AutoThrottle delay (seconds) of
+ * an imported Scrapy log's debug line.
+ */
+export const SLOT_CHANGES = [
+  'pin_delay', 'pin_concurrency', 'paused', 'backoff_reset', 'crawl_delay', 'backoff_level', 'blocked_until', 'rampup_rate', 'delay',
+] as const;
+
+export type SlotChange = (typeof SLOT_CHANGES)[number];
+
+/** Old and new value of a `backoff_reset` change: the level and the Retry-After block's end (epoch ms) it cleared. */
+export interface BackoffResetValue {
+  readonly level: number;
+  readonly blockedUntil: number | null;
+}
+
 /** A change of a setting (slot null) or of one slot's throttle state. */
 export interface ChangeRecord {
   readonly t: number;
   readonly slot: string | null;
-  /** A setting's Scrapy name (DOWNLOAD_DELAY) or a slot property (delay, concurrency, pause). */
+  /** A setting's Scrapy name (DOWNLOAD_DELAY), or with a slot one of {@link SLOT_CHANGES}. */
   readonly setting: string;
   readonly source: ChangeSource;
   readonly oldValue: unknown;

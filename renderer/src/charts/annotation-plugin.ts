@@ -8,7 +8,7 @@ import type { AnnotationKind } from './theme';
 export interface ChartAnnotation {
   /** Epoch ms. */
   readonly t: number;
-  /** End of a block (Retry-After), epoch ms: drawn as a shaded band from `t`. */
+  /** End of a block (Retry-After, a pause), epoch ms: drawn as a shaded band from `t`; Infinity while it lasts. */
   readonly until?: number;
   readonly kind: AnnotationKind;
   /** What changed, in words ("Backoff level 0 → 1"). */
@@ -86,7 +86,7 @@ export const annotationPlugin: Plugin = {
     ctx.beginPath();
     ctx.rect(left, top, right - left, bottom - top);
     ctx.clip();
-    // Bands first (under the lines): Retry-After blocks overlapping the visible range.
+    // Bands first (under the lines): Retry-After blocks and pauses overlapping the visible range.
     for (const a of s.items) {
       if (a.until === undefined || a.until < min || a.t > max) continue;
       const x0 = Math.max(left, scale.getPixelForValue(a.t));
@@ -102,7 +102,7 @@ export const annotationPlugin: Plugin = {
       const x = Math.round(scale.getPixelForValue(a.t)) + 0.5;
       ctx.strokeStyle = s.colors[a.kind];
       ctx.lineWidth = hovered.has(a) ? 2.5 : 1;
-      ctx.setLineDash(a.kind === 'warning' ? [2, 2] : a.kind === 'setting' || a.kind === 'slot' ? [6, 3] : []);
+      ctx.setLineDash(a.kind === 'warning' ? [2, 2] : a.kind === 'setting' || a.kind === 'slot' || a.kind === 'pause' ? [6, 3] : []);
       ctx.beginPath();
       ctx.moveTo(x, top);
       ctx.lineTo(x, bottom);

@@ -15,10 +15,10 @@ export function statusClass(status: number | null): StatusClass {
   return '5xx';
 }
 
-/** Kinds of vertical annotation, each with its own colour. */
-export type AnnotationKind = 'setting' | 'slot' | 'backoff' | 'recovery' | 'retry-after' | 'warning' | 'rampup' | 'robots';
+export const ANNOTATION_KINDS = ['setting', 'slot', 'pause', 'backoff', 'recovery', 'retry-after', 'warning', 'rampup', 'robots'] as const;
 
-export const ANNOTATION_KINDS: readonly AnnotationKind[] = ['setting', 'slot', 'backoff', 'recovery', 'retry-after', 'warning', 'rampup', 'robots'];
+/** Kinds of vertical annotation, each with its own colour (`pause`: a slot paused by the user, a band until resumed). */
+export type AnnotationKind = (typeof ANNOTATION_KINDS)[number];
 
 export interface ChartTheme {
   readonly dark: boolean;
@@ -60,6 +60,7 @@ export function readTheme(el: Element = document.documentElement): ChartTheme {
     annotation: {
       setting: v('--ann-setting', '#3b6fd8'),
       slot: v('--ann-slot', '#3b6fd8'),
+      pause: v('--ann-pause', '#6b7280'),
       backoff: v('--ann-backoff', '#e0631d'),
       recovery: v('--ann-recovery', '#2e9d5b'),
       'retry-after': v('--ann-retry-after', '#d13c3c'),

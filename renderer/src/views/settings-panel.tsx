@@ -4,7 +4,8 @@
 import { memo, useMemo, useState } from 'react';
 import type { SettingDescription } from '../../../shared/contract';
 import { applySettings, type Settings } from '../../../shared/settings';
-import type { ChangeRecord } from '../../../shared/types';
+import type { ChangeRecord, SlotChange } from '../../../shared/types';
+import { resetValue } from './history/annotations';
 import type { SchemaStore } from '../store/app-state';
 import type { CrawlLogStore } from '../store/crawl-log-store';
 import { useStore } from '../store/use-store';
@@ -168,9 +169,24 @@ function ChangesList({ log }: { log: CrawlLogStore }) {
   );
 }
 
-/** A recorded value in words: a Retry-After block's end as a time of day, no value (a pin cleared, no Crawl-delay) as none, others as they were set. */
-function changeValue(setting: string, v: unknown): string {
-  if (setting === 'blocked_until') return typeof v === 'number' ? `until ${formatWhen(v)}` : 'none';
+/**
+ * A recorded value in words: a Retry-After block's end as a time of day, a backoff reset's level and
+ * block, a pause as paused or running, no value (a pin cleared, no Crawl-delay) as none, others as they were set.
+ */
+function changeValue(c: ChangeRecord, v: unknown): string {
+  if (c.slot !== null) {
+    switch (c.setting as SlotChange) {
+      case 'blocked_until':
+        return typeof v === 'number' ? `until ${formatWhen(v)}` : 'none';
+      case 'backoff_reset': {
+        const r = resetValue(v);
+        return `level ${r.level}${r.blockedUntil !== null ? `, blocked until ${formatWhen(r.blockedUntil)}` : ''}`;
+      }
+      case 'paused':
+        return v === true ? 'paused' : 'running';
+      default:
+    }
+  }
   return v === null || v === undefined ? 'none' : showValue(v);
 }
 
@@ -184,7 +200,7 @@ function ChangeRow({ c }: { c: ChangeRecord }) {
         {c.slot !== null && <div className="muted change-slot">{c.slot}</div>}
       </td>
       <td className="left mono" data-col="values">
-        {changeValue(c.setting, c.oldValue)} → {changeValue(c.setting, c.newValue)}
+        {changeValue(c, c.oldValue)} → {changeValue(c, c.newValue)}
       </td>
       <td className="left muted" data-col="source">{c.source}</td>
     </tr>

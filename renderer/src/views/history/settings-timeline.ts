@@ -2,13 +2,16 @@
 // per-slot figures the charts draw from them: AutoThrottle's target concurrency and the concurrency limit.
 
 import type { Settings } from '../../../../shared/settings';
-import type { ChangeRecord } from '../../../../shared/types';
+import type { ChangeRecord, SlotChange } from '../../../../shared/types';
 
-/** A value that holds from `t` (epoch ms) until the next step. */
-export interface Step {
+/** A value that holds from `t` (epoch ms) until the next step (null: none, e.g. no pin). */
+export interface Step<V extends number | null = number> {
   readonly t: number;
-  readonly value: number;
+  readonly value: V;
 }
+
+/** Whether a change is `name` (one of the shared slot change names) for `slot`. */
+const slotChange = (c: ChangeRecord, slot: string, name: SlotChange): boolean => c.slot === slot && c.setting === name;
 
 /** Settings in force from `t` on; the first entry has t = -Infinity (the crawl's start). */
 export interface SettingsEpoch {
@@ -51,7 +54,7 @@ export function slotLimits(
   slot: string, current: Settings, changes: readonly ChangeRecord[], start: number, end: number,
 ): { target: Step[]; limit: Step[]; autothrottle: Step[] } {
   const epochs = settingsEpochs(current, changes);
-  const own = changes.filter((c) => c.slot === slot && (c.setting === 'concurrency' || c.setting === 'crawl_delay')).sort((a, b) => a.t - b.t);
+  const own = changes.filter((c) => slotChange(c, slot, 'pin_concurrency') || slotChange(c, slot, 'crawl_delay')).sort((a, b) => a.t - b.t);
   // Every instant where something that matters changes, in order.
   const times = [start, ...epochs.slice(1).map((e) => e.t), ...own.map((c) => c.t)].filter((t) => t >= start && t <= end).sort((a, b) => a - b);
   const target: Step[] = [];
@@ -65,7 +68,7 @@ export function slotLimits(
     while (e + 1 < epochs.length && epochs[e + 1].t <= t) e++;
     while (o < own.length && own[o].t <= t) {
       const c = own[o++];
-      if (c.setting === 'concurrency') pin = typeof c.newValue === 'number' ? c.newValue : null;
+      if (slotChange(c, slot, 'pin_concurrency')) pin = typeof c.newValue === 'number' ? c.newValue : null;
       else crawlDelay = c.newValue !== null && c.newValue !== undefined;
     }
     const s = epochs[e].settings;
@@ -78,6 +81,20 @@ export function slotLimits(
   return { target, limit, autothrottle };
 }
 
+/**
+ * Step series of what the user and robots.txt set a slot's delay to: its pinned delay and its
+ * Crawl-delay (seconds; null while there is none), from the recorded pin_delay and crawl_delay changes.
+ */
+export function slotDelayFloors(slot: string, changes: readonly ChangeRecord[]): { pin: Step<number | null>[]; crawlDelay: Step<number | null>[] } {
+  const steps = (name: SlotChange): Step<number | null>[] => {
+    const own = changes.filter((c) => slotChange(c, slot, name)).sort((a, b) => a.t - b.t);
+    if (own.length === 0) return [];
+    const first = typeof own[0].oldValue === 'number' ? own[0].oldValue : null;
+    return [{ t: -Infinity, value: first }, ...own.map((c) => ({ t: c.t, value: typeof c.newValue === 'number' ? c.newValue : null }))];
+  };
+  return { pin: steps('pin_delay'), crawlDelay: steps('crawl_delay') };
+}
+
 function push(series: Step[], t: number, value: number): void {
   const last = series[series.length - 1];
   if (last && last.value === value) return;
@@ -86,7 +103,7 @@ function push(series: Step[], t: number, value: number): void {
 }
 
 /** The value of a step series at `t` (the last step at or before it), or the first value before it starts. */
-export function valueAt(series: readonly Step[], t: number): number | null {
+export function valueAt<V extends number | null>(series: readonly Step<V>[], t: number): V | null {
   if (series.length === 0) return null;
   let lo = 0;
   let hi = series.length - 1;

@@ -11,7 +11,7 @@ import { clockMs, timeScale, valueScale } from '../../charts/time-format';
 import { STATUS_CLASSES, statusClass, withAlpha, type ChartTheme, type StatusClass } from '../../charts/theme';
 import { backoffSteps, slotAnnotations } from './annotations';
 import type { HistoryData } from './history-source';
-import { slotLimits, valueAt, type Step } from './settings-timeline';
+import { slotDelayFloors, slotLimits, valueAt, type Step } from './settings-timeline';
 
 const legend = (theme: ChartTheme) => ({
   display: true,
@@ -36,11 +36,15 @@ const decimation = { enabled: true, algorithm: 'min-max' as const };
 const STATUS_LABEL: Readonly<Record<StatusClass, string>> = { '2xx': '2xx', '3xx': '3xx', '4xx': '4xx (not 429)', '429': '429', '5xx': '5xx', failed: 'failed' };
 
 /** Dataset indexes of the latency chart. */
-export const LAT = { status: 0, delay: STATUS_CLASSES.length, target: STATUS_CLASSES.length + 1, whatIf: STATUS_CLASSES.length + 2 } as const;
+export const LAT = {
+  status: 0, delay: STATUS_CLASSES.length, target: STATUS_CLASSES.length + 1, whatIf: STATUS_CLASSES.length + 2,
+  pinDelay: STATUS_CLASSES.length + 3, crawlDelay: STATUS_CLASSES.length + 4,
+} as const;
 
 function latencySpec(id: string): ChartHandle['spec'] {
   return {
-    id, title: 'Latency and delay', description: 'each response’s latency by status class; the delay the slot applied (step) and AutoThrottle’s target, latency ÷ target concurrency (dashed), seconds',
+    id, title: 'Latency and delay',
+    description: 'each response’s latency by status class; the delay the slot applied (step), AutoThrottle’s target, latency ÷ target concurrency (dashed), and the delay pinned by the user or asked by robots.txt’s Crawl-delay, seconds',
     table: 'long', xLabel: 'Time', formatX: clockMs, formatY: (y) => y.toFixed(3), zoom: true,
     build: (theme): ChartConfiguration => ({
       type: 'scatter',
@@ -53,6 +57,8 @@ function latencySpec(id: string): ChartHandle['spec'] {
           { type: 'line' as const, label: 'Delay', data: [], stepped: 'before' as const, borderColor: theme.series.delay, borderWidth: 2, pointRadius: 0, order: 1 },
           { type: 'line' as const, label: 'Target delay', data: [], borderColor: theme.series.target, borderDash: [5, 4], borderWidth: 1.5, pointRadius: 0, order: 2 },
           { type: 'line' as const, label: 'What-if delay', data: [], stepped: 'before' as const, borderColor: theme.series.whatif, borderWidth: 2, borderDash: [2, 2], pointRadius: 0, order: 0, hidden: false },
+          { type: 'line' as const, label: 'Pinned delay', data: [], stepped: 'before' as const, borderColor: theme.annotation.slot, borderWidth: 1.5, borderDash: [6, 3], pointRadius: 0, order: 1, spanGaps: false },
+          { type: 'line' as const, label: 'Crawl-delay', data: [], stepped: 'before' as const, borderColor: theme.annotation.robots, borderWidth: 1.5, borderDash: [6, 3], pointRadius: 0, order: 1, spanGaps: false },
         ],
       },
       options: {
@@ -120,7 +126,7 @@ export function rateSpec(id: string, title: string, span: () => number): ChartHa
 
 function backoffSpec(id: string): ChartHandle['spec'] {
   return {
-    id, title: 'Backoff level', description: 'the slot’s backoff level; shaded: Retry-After blocks (no request may start)',
+    id, title: 'Backoff level', description: 'the slot’s backoff level (a reset by the user brings it to 0); shaded: Retry-After blocks and pauses (no request may start)',
     table: 'wide', xLabel: 'Time', formatX: clockMs, formatY: (y) => String(y), zoom: true,
     build: (theme) => ({
       type: 'line',
@@ -158,8 +164,8 @@ function dominantClass(p: HistoryPoint): StatusClass {
   return best;
 }
 
-/** Step series as chart points, clipped to [from, to] and held to the right edge. */
-export function stepPoints(steps: readonly Step[], from: number, to: number): XY[] {
+/** Step series as chart points, clipped to [from, to] and held to the right edge (a null value: no line there). */
+export function stepPoints(steps: readonly Step<number | null>[], from: number, to: number): XY[] {
   if (steps.length === 0) return [];
   const out: XY[] = [{ x: from, y: valueAt(steps, from) }];
   for (const s of steps) if (s.t > from && s.t < to) out.push({ x: s.t, y: s.value });
@@ -243,6 +249,13 @@ export class SlotCharts {
       this.inFlight.setSeries(1, points.map((p) => ({ x: p.t, y: p.maxInFlight })));
       this.inFlight.setSeries(2, limits ? stepPoints(limits.target, from, to) : []);
       this.inFlight.setSeries(3, limits ? stepPoints(limits.limit, from, to) : []);
+    }
+
+    if (logMoved || rangeMoved) {
+      // What the user pinned and robots.txt asked for, beside the delay the slot applied.
+      const floors = slotDelayFloors(ctx.slot, ctx.changes);
+      this.latency.setSeries(LAT.pinDelay, stepPoints(floors.pin, from, to));
+      this.latency.setSeries(LAT.crawlDelay, stepPoints(floors.crawlDelay, from, to));
     }
 
     if (pointsMoved) {
