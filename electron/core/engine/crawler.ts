@@ -576,13 +576,16 @@ export class Crawler {
     if (this.settingsUnused) this.firstUse(slot);
     if (this.fs !== null && !req.robots) this.fs.started(req);
     const s = this.settings;
+    // The callback never reads the handle before fetch has returned it (a request refused at
+    // once is still a recorded failure, through completed, not a request in flight forever).
+    let handle: DownloadHandle | null = null;
     let finished = false;
-    const handle = this.downloader.fetch(
+    handle = this.downloader.fetch(
       { origin: req.origin, path: req.path, method: req.method, timeout: s.DOWNLOAD_TIMEOUT, maxSize: s.DOWNLOAD_MAXSIZE,
         keepBody: this.wantsBody(req), startedAt: slot.lastStart },
       (res) => {
         finished = true;
-        this.active.delete(handle);
+        if (handle) this.active.delete(handle);
         this.completed(req, slot, res);
       },
       (t) => this.scheduler.sent(req, slot, t),

@@ -9,7 +9,7 @@ import { lookup as dnsLookup } from 'node:dns';
 import diagnostics from 'node:diagnostics_channel';
 import type { Socket } from 'node:net';
 import type { FailureKind } from '../../../shared/types';
-import type { Clock } from '../clock';
+import { MAX_TIMER_MS, type Clock } from '../clock';
 
 export interface DownloaderOptions {
   readonly clock: Clock;
@@ -60,6 +60,39 @@ class DownloadError extends Error {
   constructor(readonly kind: FailureKind, message: string) {
     super(message);
   }
+}
+
+/**
+ * The failure kind of a request the HTTP client refused to start (undici rejects a header value
+ * or a timeout it cannot use synchronously): recorded like any failure, never left in flight.
+ * TODO: 'invalid-request' once FailureKind (shared/types.ts) has it.
+ */
+export const START_FAILURE_KIND: FailureKind = 'other';
+
+/** A refusal to start, as a failure of the request; an unusable URL stays 'invalid-url'. */
+function startFailure(err: unknown): DownloadError {
+  if (err instanceof DownloadError) return err;
+  const message = (err as Error)?.message || String(err);
+  const kind = /\b(path|origin|url)\b/i.test(message) ? 'invalid-url' : START_FAILURE_KIND;
+  return new DownloadError(kind, `request not started: ${message}`);
+}
+
+// undici's own checks of a request (lib/core/request.js), made before it is handed over: a
+// request undici refuses synchronously is not only lost, it also leaves the pool connection it
+// was meant for marked busy for good, so later requests to that origin queue forever.
+const BAD_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+const BAD_PATH = /[^\u0021-\u00ff]/;
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Why undici would refuse to start this request, or null. */
+function refusal(req: DownloadRequest, headers: Readonly<Record<string, string>>, timeoutMs: number): string | null {
+  if (typeof req.path !== 'string' || req.path[0] !== '/' || BAD_PATH.test(req.path)) return `invalid request path ${JSON.stringify(req.path)}`;
+  if (typeof req.method !== 'string' || !TOKEN.test(req.method)) return `invalid request method ${JSON.stringify(req.method)}`;
+  if (!Number.isFinite(timeoutMs) || timeoutMs < 0) return `invalid timeout (DOWNLOAD_TIMEOUT ${req.timeout} s)`;
+  for (const [name, value] of Object.entries(headers)) {
+    if (BAD_HEADER_VALUE.test(value)) return `invalid ${name} header ${JSON.stringify(value)} (only tab, printable ASCII and U+0080-U+00FF can be sent)`;
+  }
+  return null;
 }
 
 /** Maps an error from undici or the OS to a failure kind (SPEC 1 backoff feedback kinds). */
@@ -143,6 +176,12 @@ class Download implements DownloadHandle, DownloadResult {
   private abortFn: Abort | null = null;
   done = false;
   private cancelReason: string | null = null;
+  /**
+   * True while undici's dispatch runs: an end reported then (a synchronous refusal) is handed
+   * to the callback on the next turn, so the caller always has the handle before it ends.
+   */
+  starting = false;
+  private endedWhileStarting = false;
 
   constructor(
     private readonly owner: Downloader,
@@ -206,7 +245,7 @@ class Download implements DownloadHandle, DownloadResult {
     this.chunks = null;
     this.latency = (this.headersAt - this.startedAt) / 1000;
     this.downloadTime = (this.endedAt - this.headersAt) / 1000;
-    this.cb(this);
+    this.deliver();
   }
 
   onError(err: Error): void {
@@ -215,6 +254,7 @@ class Download implements DownloadHandle, DownloadResult {
 
   fail(err: unknown): void {
     if (this.done) return;
+    if (this.starting) err = startFailure(err);
     this.done = true;
     this.owner.untrack(this);
     if (!(err instanceof DownloadError) || err.kind === 'timeout' || err.kind === 'cancelled') {
@@ -235,7 +275,18 @@ class Download implements DownloadHandle, DownloadResult {
       this.latency = (this.headersAt - this.startedAt) / 1000;
       this.downloadTime = (this.endedAt - this.headersAt) / 1000;
     }
-    this.cb(this);
+    this.deliver();
+  }
+
+  private deliver(): void {
+    if (this.starting) this.endedWhileStarting = true;
+    else this.cb(this);
+  }
+
+  /** @internal undici's dispatch has returned; an end it reported meanwhile goes out now, on the next turn. */
+  started(): void {
+    this.starting = false;
+    if (this.endedWhileStarting) this.owner.clock.defer(() => this.cb(this));
   }
 }
 
@@ -248,13 +299,14 @@ export class Downloader {
   private readonly active = new Set<Download>();
   private sweeper: NodeJS.Timeout | null = null;
   private readonly headers: Record<string, string>;
-  private readonly resolve: Readonly<Record<string, string>>;
+  /** The --resolve map as a Map: a host named `constructor` or `__proto__` is just a host. */
+  private readonly resolve: ReadonlyMap<string, string>;
   private connections: number;
   private readonly retired: Agent[] = [];
 
   constructor(o: DownloaderOptions) {
     this.clock = o.clock;
-    this.resolve = o.resolve ?? {};
+    this.resolve = new Map(Object.entries(o.resolve ?? {}).map(([host, ip]) => [host.toLowerCase(), ip]));
     this.connections = o.connectionsPerOrigin ?? 0;
     this.headers = {
       'user-agent': o.userAgent,
@@ -276,7 +328,7 @@ export class Downloader {
       maxRedirections: 0,
       connect: {
         lookup(hostname: string, _options: unknown, cb: (err: Error | null, addresses: { address: string; family: number }[]) => void) {
-          const fixed = resolve[hostname.toLowerCase()];
+          const fixed = resolve.get(hostname.toLowerCase());
           if (fixed) {
             cb(null, [{ address: fixed, family: fixed.includes(':') ? 6 : 4 }]);
             return;
@@ -295,10 +347,18 @@ export class Downloader {
   ensureConnections(n: number): void {
     if (this.connections === 0 || n <= this.connections) return;
     this.connections = n;
+    this.renewAgent();
+  }
+
+  /** Swaps in a new agent; the old one finishes its in-flight requests and closes. */
+  private renewAgent(): void {
     const old = this.agent;
     this.agent = this.makeAgent();
     this.retired.push(old);
-    old.close().catch(() => undefined);
+    old.close().catch(() => undefined).finally(() => {
+      const i = this.retired.indexOf(old);
+      if (i >= 0) this.retired.splice(i, 1);
+    });
   }
 
   setUserAgent(ua: string): void {
@@ -306,8 +366,10 @@ export class Downloader {
   }
 
   /**
-   * Starts a download; `cb` is called exactly once with the result or the failure. `onSent`
-   * is told when the request goes onto a connection.
+   * Starts a download; `cb` is called exactly once with the result or the failure, and never
+   * before fetch has returned. A request the HTTP client refuses to start (a header value or a
+   * timeout it cannot use) ends as a failure of kind START_FAILURE_KIND ("request not started:
+   * …"). `onSent` is told when the request goes onto a connection.
    */
   fetch(req: DownloadRequest, cb: (r: DownloadResult) => void, onSent?: (t: number) => void): DownloadHandle {
     const dl = new Download(this, req, cb, onSent);
@@ -315,15 +377,28 @@ export class Downloader {
     dl.deadline = dl.startedAt + req.timeout * 1000;
     this.active.add(dl);
     if (!this.sweeper) this.armSweeper();
-    const timeoutMs = req.timeout * 1000;
-    try {
-      this.agent.dispatch(
-        { origin: req.origin, path: req.path, method: req.method, headers: this.headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
-        dl as unknown as Dispatcher.DispatchHandler,
-      );
-    } catch (err) {
-      dl.fail(err);
+    // Within any timer's limit (the sweeper enforces the rest); a non-finite one is refused by
+    // undici and recorded as a start failure.
+    const ms = req.timeout * 1000;
+    const timeoutMs = Number.isFinite(ms) ? Math.min(ms, MAX_TIMER_MS) : ms;
+    dl.starting = true;
+    const refused = refusal(req, this.headers, timeoutMs);
+    if (refused !== null) {
+      dl.fail(new Error(refused));
+    } else {
+      try {
+        this.agent.dispatch(
+          { origin: req.origin, path: req.path, method: req.method, headers: this.headers, headersTimeout: timeoutMs, bodyTimeout: timeoutMs },
+          dl as unknown as Dispatcher.DispatchHandler,
+        );
+      } catch (err) {
+        dl.fail(err);
+      }
+      // undici refused it for a reason not checked above: its pool may now hold a connection
+      // marked busy for good, so later requests go to a fresh agent.
+      if (dl.done) this.renewAgent();
     }
+    dl.started();
     return dl;
   }
 
