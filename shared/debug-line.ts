@@ -38,8 +38,47 @@ export function formatDebugLine(f: DebugLineFields): string {
   );
 }
 
+/** The fields of a stored response (or its decision) that its debug line shows. */
+export interface DebugLineSource {
+  readonly slot: string;
+  readonly inFlight: number;
+  readonly delayBefore: number;
+  readonly delayAfter: number;
+  readonly latency: number | null;
+  readonly bytes: number;
+}
+
+/**
+ * A response's debug line, rendered from its record: the slot's effective delay after the response
+ * and its change from before, as the engine applies it (SPEC 4.3–4.4). The live line, the Log tab and
+ * the debug-log export all come from here, so they agree by construction.
+ */
+export function recordDebugLine(r: DebugLineSource): string {
+  return formatDebugLine({ slot: r.slot, concurrency: r.inFlight, delay: r.delayAfter, oldDelay: r.delayBefore, latency: r.latency ?? 0, size: r.bytes });
+}
+
 function two(n: number): string {
   return n < 10 ? `0${n}` : String(n);
+}
+
+/** An engine event (a debug line, note, warning or error) as a log line. */
+export interface LogEventFields {
+  readonly t: number;
+  readonly kind: 'debug' | 'info' | 'warning' | 'error';
+  readonly code: string;
+  readonly text: string;
+}
+
+const LEVEL = { debug: 'INFO', info: 'INFO', warning: 'WARNING', error: 'ERROR' } as const;
+
+/**
+ * An event as a log line: AutoThrottle's debug lines exactly as Scrapy prints them (logger
+ * scrapy.extensions.throttle), the engine's notes, warnings and errors under the logger `slotscope`.
+ * The CLI's log, the Log tab and the debug-log export all write lines through here.
+ */
+export function eventLogLine(e: LogEventFields): string {
+  if (e.kind === 'debug' && e.code === 'autothrottle') return scrapyLogPrefix(e.t) + e.text;
+  return scrapyLogPrefix(e.t, 'slotscope', LEVEL[e.kind]) + e.text;
 }
 
 /** Scrapy's default log prefix in local time: `2026-11-22 10:00:00 [scrapy.extensions.throttle] INFO: `. */

@@ -6,7 +6,7 @@ import type { ChangeRecord, CrawlStatus } from '../../shared/types';
 import type { Crawler } from './engine/crawler';
 import type { CrawlRequest } from './engine/request';
 import { slotChanged, snapshotSlot, type FrontierSink, type SavedCrawl, type SlotSnapshot } from './engine/resume';
-import type { Slot } from './engine/throttle/slot';
+import type { Slot } from './engine/slot';
 import { loadSavedCrawl } from './store/frontier-store';
 import { OP_DONE, OP_REQUEUED, OP_STARTED } from './store/history-protocol';
 import type { HistoryWriter } from './store/history-writer';

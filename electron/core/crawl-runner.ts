@@ -2,7 +2,7 @@
 // writer, the crawl row kept up to date, and the final summary of `slotscope crawl`.
 
 import type { CrawlSummary, EventRecord } from '../../shared/types';
-import { scrapyLogPrefix } from '../../shared/debug-line';
+import { eventLogLine } from '../../shared/debug-line';
 import type { Clock } from './clock';
 import { crawlConfigInput, parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
 import { Crawler, type CrawlStats } from './engine/crawler';
@@ -45,11 +45,7 @@ export interface RunCrawlResult {
 }
 
 /** Formats an engine event as a log line, Scrapy style for AutoThrottle debug lines. */
-export function formatEventLine(e: EventRecord): string {
-  if (e.kind === 'debug' && e.code === 'autothrottle') return scrapyLogPrefix(e.t) + e.text;
-  const level = e.kind === 'warning' ? 'WARNING' : e.kind === 'error' ? 'ERROR' : 'INFO';
-  return scrapyLogPrefix(e.t, 'slotscope', level) + e.text;
-}
+export const formatEventLine: (e: EventRecord) => string = eventLogLine;
 
 /** A stored crawl's config and live settings, checked resumable; throws ResumeError otherwise. */
 function storedConfig(db: string, id: number): CrawlConfig {

@@ -3,7 +3,8 @@
 
 import type { SlotState, SlotTuple } from '../../shared/contract';
 import type { Settings } from '../../shared/settings';
-import { settingsConcurrency, type Slot } from './engine/throttle/slot';
+import { scopeAutoThrottle, settingsConcurrency } from '../../shared/throttle-rules';
+import type { Slot } from './engine/slot';
 import type { SlotSummary } from './store/queries';
 
 export function slotState(slot: Slot, now: number): SlotState {
@@ -52,12 +53,13 @@ export function slotTuple(slot: Slot, s: Settings, now: number): SlotTuple {
  * of the crawl's stored settings (pins and backoff live only while the crawl runs).
  */
 export function storedSlotTuple(sum: SlotSummary, s: Settings): SlotTuple {
+  const at = scopeAutoThrottle(sum.slot, s);
   return [
     sum.slot,
     'idle',
     0,
     settingsConcurrency(s),
-    s.AUTOTHROTTLE_ENABLED ? s.AUTOTHROTTLE_TARGET_CONCURRENCY : null,
+    at.enabled ? at.target : null,
     round(sum.lastDelay),
     sum.lastCause ?? 'none',
     null,

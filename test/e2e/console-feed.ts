@@ -4,7 +4,7 @@
 
 import type { AppEvents, Dispatcher, EventName, Reply, SlotTuple } from '../../shared/contract';
 import { DEFAULT_SETTINGS, type Settings } from '../../shared/settings';
-import { Slot } from '../../electron/core/engine/throttle/slot';
+import { Slot } from '../../electron/core/engine/slot';
 import type { CrawlRequest } from '../../electron/core/engine/request';
 import { SlotRowDiff, slotTuple } from '../../electron/core/slot-rows';
 import { mulberry32 } from '../../electron/core/testsite/random';

@@ -10,14 +10,15 @@ import type { CrawlStatsWire } from '../../../shared/contract';
 import { createRealClock, type Clock } from '../clock';
 import { describeSeedError, type CrawlConfig } from './crawl-config';
 import { Downloader, type DownloadHandle, type DownloadResult } from './downloader';
-import { canonicalizeUrl, Frontier, hostOf } from './frontier';
+import { Frontier, hostOf, parseCrawlUrl, requestTarget } from './frontier';
 import { extractLinks, isHtml } from './links';
 import type { CrawlRequest } from './request';
 import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './robots';
 import { Scheduler } from './scheduler';
-import { applyAutoThrottle, type Slot } from './throttle/slot';
-import { backoffDelay, blockFromHeaders, isFeedback, recover, resetBackoff, stepUp } from './throttle/backoff';
-import { rampupFeedback, rampupRate } from './throttle/rampup';
+import type { Slot } from './slot';
+import { resetBackoff } from './throttle/backoff';
+import { throttleStep, type ThrottleDecision } from './throttle/step';
+import { recordDebugLine } from '../../../shared/debug-line';
 import { WarningWatch } from './warnings';
 import { addScopes, loadThrottlingManager, ruleScopes, type ScopeSet, type ThrottlingManager } from './scopes';
 import { restoreSlot, type FrontierSink, type SavedCrawl } from './resume';
@@ -53,6 +54,8 @@ const MAX_REDIRECTS = 20;
 const ROBOTS_RETRIES = 3;
 /** Seeds queued per event-loop turn (a few ms of work); shorter lists are queued at once, as before. */
 const SEED_CHUNK = 1000;
+/** Failures Scrapy's RetryMiddleware retries (timeouts, refused and reset connections, DNS, TLS and other transport errors). */
+const RETRIED_FAILURES: ReadonlySet<string> = new Set(['timeout', 'connect-refused', 'connect-reset', 'tls', 'dns', 'other']);
 
 interface OriginRobots {
   state: 'fetching' | 'ready';
@@ -161,7 +164,7 @@ export class Crawler {
   private queueSeeds(): void {
     const seeds: URL[] = [];
     for (const seed of this.config.seeds) {
-      const u = canonicalizeUrl(seed);
+      const u = parseCrawlUrl(seed);
       if (!u) continue;
       seeds.push(u);
       this.frontier.addSeedHost(hostOf(u));
@@ -217,9 +220,9 @@ export class Crawler {
         `gave up on ${url}: it was in flight at two interrupted runs (it may crash the crawler); not fetched again`);
     }
     for (const p of saved.pending) {
-      const u = canonicalizeUrl(p.url);
+      const u = parseCrawlUrl(p.url);
       if (!u) continue;
-      this.frontier.markSeen(u.href);
+      this.frontier.markSeen(u);
       const req = this.makeRequest(u, p.depth, p.priority, p.meta, p.redirects, false, p.seq);
       this.admit(p.retries > 0 ? { ...req, retries: p.retries } : req);
     }
@@ -441,7 +444,7 @@ export class Crawler {
       quotaWindows: null,
       url: u.href,
       origin: u.origin,
-      path: u.pathname + u.search,
+      path: requestTarget(u),
       host,
       method: 'GET',
       depth,
@@ -459,7 +462,7 @@ export class Crawler {
   /** A page URL from a seed or a link: de-duplicated, counted against the page limit, then robots-checked. */
   private addPage(u: URL, depth: number, priority: number, meta: Record<string, unknown>): void {
     if (this.frontier.pageLimitReached) return;
-    if (!this.frontier.markSeen(u.href)) return;
+    if (!this.frontier.markSeen(u)) return;
     this.frontier.accepted++;
     const req = this.makeRequest(u, depth, priority, meta, 0, false, this.nextSeq++);
     this.fs?.queued(req);
@@ -600,13 +603,15 @@ export class Crawler {
   private completed(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
     const s = this.settings;
     const inFlight = slot.inFlight;
-    const before = slot.delaySeconds(s);
     const verdict = this.pluginVerdict(req, res);
-    const feedback = verdict.backoff ?? isFeedback(slot.backoffParams(s), res.status, res.errorKind);
-    let debugLine: string | null = null;
+    const cancelled = res.errorKind === 'cancelled';
+    // The one throttle step decides the slot's delays; its decision is what the row records.
+    const d = throttleStep(slot, {
+      t: res.endedAt, startedAt: res.startedAt, status: res.status, errorKind: res.errorKind, latency: res.latency,
+      inFlight, meta: req.meta, backoff: verdict?.backoff, headers: res.headers, url: req.url,
+    }, s);
+    this.decided(slot, d, res.endedAt);
     if (res.status !== null) {
-      const fb = applyAutoThrottle(slot, { latency: res.latency, status: res.status, meta: req.meta, inFlight, size: res.bytes }, s);
-      debugLine = fb.debugLine;
       this.responses++;
       this.byStatus.set(res.status, (this.byStatus.get(res.status) ?? 0) + 1);
       slot.responses++;
@@ -623,22 +628,20 @@ export class Crawler {
     }
     this.bytes += res.bytes;
     slot.bytes += res.bytes;
-    if (res.errorKind !== 'cancelled') {
-      this.backoffFeedback(req, slot, res, feedback);
+    if (!cancelled) {
       for (const key of req.scopeKeys) {
         const scope = this.scheduler.slot(key);
-        if (res.status !== null) {
-          applyAutoThrottle(scope, { latency: res.latency, status: res.status, meta: req.meta, inFlight: scope.inFlight, size: res.bytes }, s);
-        }
-        this.backoffFeedback(req, scope, res, verdict.backoff ?? isFeedback(scope.backoffParams(s), res.status, res.errorKind));
+        this.decided(scope, throttleStep(scope, {
+          t: res.endedAt, startedAt: res.startedAt, status: res.status, errorKind: res.errorKind, latency: res.latency,
+          inFlight: scope.inFlight, meta: req.meta, backoff: verdict?.backoff, headers: res.headers, url: req.url,
+        }, s), res.endedAt);
       }
-      this.settleCosts(req, res, verdict.cost);
+      this.settleCosts(req, res, verdict?.cost);
     }
     this.scheduler.finish(req, slot);
     if (!req.robots) this.warnings.onResponse(slot, { status: res.status, latency: res.latency, bytes: res.bytes, inFlight, headers: res.headers }, s);
-    const after = slot.effectiveDelay(s, res.endedAt);
     const contentType = headerValue(res.headers, 'content-type');
-    this.sinks.onResponse?.({
+    const record: ResponseRecord = {
       t: res.endedAt,
       startedAt: res.startedAt,
       waitMs: res.startedAt - req.enqueuedAt,
@@ -650,81 +653,58 @@ export class Crawler {
       downloadTime: res.downloadTime,
       bytes: res.bytes,
       inFlight,
-      delayBefore: before,
-      delayAfter: after.delay,
-      delayCause: after.cause,
-      backoffLevel: slot.backoff.level,
+      delayBefore: d.delayBefore,
+      delayAfter: d.delayAfter,
+      delayCause: d.delayCause,
+      backoffLevel: d.backoffLevel,
       reused: res.reused,
       errorKind: res.errorKind,
       errorMessage: res.errorMessage,
       depth: req.depth,
       contentType,
-    });
-    if (debugLine !== null) this.event('debug', 'autothrottle', slot.key, debugLine);
-    if (res.errorKind !== null && res.errorKind !== 'cancelled') {
+    };
+    this.sinks.onResponse?.(record);
+    // AUTOTHROTTLE_DEBUG: the line is a rendering of the record, as the debug-log export renders it.
+    if (d.adjusted && s.AUTOTHROTTLE_DEBUG) {
+      this.sinks.onEvent?.({ t: record.t, slot: slot.key, kind: 'debug', code: 'autothrottle', text: recordDebugLine(record) });
+    }
+    if (res.errorKind !== null && !cancelled) {
       this.event('error', res.errorKind, slot.key, `${req.url}: ${res.errorKind}: ${res.errorMessage}`);
     }
 
     if (req.robots) this.robotsAnswered(req, res);
-    else if (feedback && this.statusValue !== 'stopped') this.retry(req, slot, res);
+    else if (!cancelled && this.statusValue !== 'stopped' && this.retryable(res)) this.retry(req, slot, res);
     else {
       // The frontier mark comes with the response (and any links found): one synchronous run,
       // so the history writer commits them in one transaction.
-      if (res.errorKind === 'cancelled') this.fs?.requeued(req);
+      if (cancelled) this.fs?.requeued(req);
       else this.fs?.done(req);
       if (res.status !== null && this.statusValue !== 'stopped') this.followUp(req, slot, res, contentType);
     }
     this.checkDone();
   }
 
+  /** Records what a throttle step changed (its changes and notes, at the response's time). */
+  private decided(slot: Slot, d: ThrottleDecision, t: number): void {
+    for (const c of d.changes) this.sinks.onChange?.({ t, slot: slot.key, setting: c.setting, source: c.source, oldValue: c.oldValue, newValue: c.newValue });
+    for (const n of d.notes) this.sinks.onEvent?.({ t, slot: slot.key, kind: 'info', code: n.code, text: n.text });
+  }
+
   /**
-   * SPEC 5.2: backoff feedback steps the slot's level once per burst; a good response counts
-   * toward stepwise recovery; Retry-After / RateLimit headers block the slot until their time.
+   * Whether a response asks for a retry (Scrapy's RetryMiddleware): RETRY_ENABLED and a status in
+   * RETRY_HTTP_CODES, or a failure a retry may mend. Backing off decides when; this decides whether.
    */
-  private backoffFeedback(req: CrawlRequest, slot: Slot, res: DownloadResult, feedback: boolean): void {
+  private retryable(res: DownloadResult): boolean {
     const s = this.settings;
-    const p = slot.backoffParams(s);
-    const b = slot.backoff;
-    const now = res.endedAt;
-    const level = b.level;
-    const rp = slot.rampupParams(s);
-    if (rp) {
-      // Rampup replaces stepwise backoff: a cut of the learned rate, once per burst.
-      if (feedback) {
-        const before = rampupRate(slot.rampup, now, rp);
-        if (rampupFeedback(slot.rampup, res.startedAt, now, rp)) {
-          const after = rampupRate(slot.rampup, now, rp);
-          this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'rampup_rate', source: 'rampup', oldValue: before, newValue: after });
-          this.event('info', 'rampup-cut', slot.key,
-            `rampup on ${slot.key}: ${res.status ?? res.errorKind} at ${before.toFixed(2)} req/s; now ${after.toFixed(2)} req/s, climbing back`);
-        }
-      }
-    } else if (feedback) {
-      if (stepUp(b, res.startedAt, now, slot.delaySeconds(s))) {
-        this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'backoff_level', source: 'backoff', oldValue: level, newValue: b.level });
-        this.event('info', 'backoff-step', slot.key,
-          `backing off ${slot.key}: level ${b.level}, delay ${backoffDelay(b, p).toFixed(2)} s, after ${res.status ?? res.errorKind} on ${req.url}`);
-      }
-    } else if (res.status !== null && res.status < 400 && recover(b, now, p)) {
-      this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'backoff_level', source: 'backoff', oldValue: level, newValue: b.level });
-    }
-    if (res.status !== null) {
-      const block = blockFromHeaders(res.headers, res.status, now, p.maxDelay, feedback);
-      if (block && block.until > b.blockedUntil) {
-        const old = b.blockedUntil || null;
-        b.blockedUntil = block.until;
-        b.blockReason = block.reason;
-        this.sinks.onChange?.({ t: now, slot: slot.key, setting: 'blocked_until', source: 'backoff', oldValue: old, newValue: block.until });
-        this.event('info', 'retry-after', slot.key,
-          `${slot.key} blocked for ${((block.until - now) / 1000).toFixed(1)} s (${block.reason})`);
-      }
-    }
+    if (!s.RETRY_ENABLED) return false;
+    if (res.status !== null) return s.RETRY_HTTP_CODES.includes(res.status);
+    return res.errorKind !== null && RETRIED_FAILURES.has(res.errorKind);
   }
 
   /** The plug-in's getResponseBackoff: backoff true/false overrides the status rule; cost settles quotas. */
-  private pluginVerdict(req: CrawlRequest, res: DownloadResult): { backoff?: boolean; cost?: unknown } {
+  private pluginVerdict(req: CrawlRequest, res: DownloadResult): { backoff?: boolean; cost?: unknown } | null {
     const fn = this.plugin?.getResponseBackoff;
-    if (!fn) return {};
+    if (!fn) return null;
     try {
       const v = fn({ url: req.url, status: res.status, errorKind: res.errorKind, headers: res.headers ?? {}, scopes: [req.slotKey, ...req.scopeKeys] });
       if (typeof v === 'boolean') return { backoff: v };
@@ -736,7 +716,7 @@ export class Crawler {
       this.warnOnce('plugin-error', null, `THROTTLING_MANAGER getResponseBackoff failed (${(e as Error)?.message ?? e}); ` +
         'the response is judged by its status. Fix the plug-in; this is reported once.');
     }
-    return {};
+    return null;
   }
 
   /** SPEC 5.4: the actual cost, from the plug-in or the scope's quota_header, settles the expected one. */
@@ -759,15 +739,16 @@ export class Crawler {
     }
   }
 
-  /** Backed-off requests are retried up to RETRY_TIMES, each attempt recorded; never dropped silently. */
+  /** A retry, up to RETRY_TIMES, at RETRY_PRIORITY_ADJUST; a request given up is an error naming it and why (never dropped silently). */
   private retry(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
-    if (req.retries >= this.settings.RETRY_TIMES) {
+    const s = this.settings;
+    if (req.retries >= s.RETRY_TIMES) {
       this.fs?.done(req);
       this.event('error', 'retries-exhausted', slot.key,
-        `gave up on ${req.url} after ${req.retries + 1} attempts (last: ${res.status ?? res.errorKind})`);
+        `gave up on ${req.url} after ${req.retries + 1} attempts (last: ${res.status ?? `${res.errorKind}: ${res.errorMessage}`}; RETRY_TIMES ${s.RETRY_TIMES})`);
       return;
     }
-    const again = { ...req, retries: req.retries + 1, priority: req.priority - 1, enqueuedAt: 0, lane: -1, quotaWindows: null };
+    const again = { ...req, retries: req.retries + 1, priority: req.priority + s.RETRY_PRIORITY_ADJUST, enqueuedAt: 0, lane: -1, quotaWindows: null };
     this.fs?.requeued(again);
     this.scheduler.enqueue(again);
   }
@@ -783,8 +764,8 @@ export class Crawler {
         this.event('error', 'redirect-limit', slot.key, `${req.url}: more than ${MAX_REDIRECTS} redirects; not followed to ${location}`);
         return;
       }
-      const target = canonicalizeUrl(location, req.url);
-      if (!target || !this.frontier.markSeen(target.href)) return;
+      const target = parseCrawlUrl(location, req.url);
+      if (!target || !this.frontier.markSeen(target)) return;
       // Redirects keep the original request's slot (Scrapy stamps meta.download_slot).
       const meta = { ...req.meta, download_slot: slot.key };
       const next = this.makeRequest(target, req.depth, req.priority + REDIRECT_PRIORITY_ADJUST, meta, req.redirects + 1, false, this.nextSeq++);
@@ -801,7 +782,7 @@ export class Crawler {
       return;
     }
     for (const href of extractLinks(html, req.url)) {
-      const u = canonicalizeUrl(href);
+      const u = parseCrawlUrl(href);
       if (u && this.frontier.allowsLink(u, depth)) this.addPage(u, depth, 0, {});
     }
   }

@@ -2,7 +2,7 @@
 // each slot's learned throttle state, and the figures so far; plus the slot state snapshot itself.
 
 import type { CrawlRequest } from './request';
-import type { Slot } from './throttle/slot';
+import type { Slot } from './slot';
 
 /** Where the crawl reports its frontier (the store's frontier table). Every call is synchronous and cheap. */
 export interface FrontierSink {

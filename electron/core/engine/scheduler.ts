@@ -5,7 +5,8 @@ import type { Settings } from '../../../shared/settings';
 import type { Clock, TimerHandle } from '../clock';
 import { IndexedHeap } from './heap';
 import { Deque, type CrawlRequest } from './request';
-import { Slot, startDelay } from './throttle/slot';
+import { Slot } from './slot';
+import { autothrottleSwitched } from './throttle/policy';
 
 /** How many queued requests of a slot are looked at to prefer the largest quota share. */
 const QUOTA_SCAN = 16;
@@ -222,10 +223,7 @@ export class Scheduler {
     const prev = this.settings;
     this.settings = next;
     if (prev.AUTOTHROTTLE_ENABLED !== next.AUTOTHROTTLE_ENABLED) {
-      for (const slot of this.slots.values()) {
-        if (next.AUTOTHROTTLE_ENABLED && slot.delay === -1) slot.delay = startDelay(slot.key, slot.override, next);
-        else if (!next.AUTOTHROTTLE_ENABLED) slot.delay = startDelay(slot.key, slot.override, next);
-      }
+      for (const slot of this.slots.values()) autothrottleSwitched(slot, next);
     }
     this.replaceAll();
   }

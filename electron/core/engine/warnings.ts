@@ -3,7 +3,7 @@
 // Each cause is reported once (per slot where it is about one), in plain words with a fix.
 
 import type { Settings } from '../../../shared/settings';
-import type { Slot } from './throttle/slot';
+import type { Slot } from './slot';
 
 export type Warn = (code: string, slot: string | null, text: string) => void;
 

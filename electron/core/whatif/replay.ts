@@ -1,11 +1,10 @@
 // What AutoThrottle and backoff would have done with other settings: replays a crawl's recorded
 // responses, slot by slot in their recorded order, through the engine's own pure throttle code.
 //
-// Time is the recorded time (a virtual clock: nothing waits). Per response, the same steps as the
-// engine's Crawler.completed(): delay before, AutoThrottle (SPEC 4.2), backoff step or recovery
-// (SPEC 5.2), the Retry-After/RateLimit block the server announced (taken from the recorded
-// 'blocked_until' change, re-capped at the replay's BACKOFF_MAX_DELAY), then the effective delay and
-// its cause (SPEC 4.4). Recorded inputs are replayed at their times: the user's setting changes
+// Time is the recorded time (a virtual clock: nothing waits). Per response, the engine's own throttle
+// step (throttle/step.ts), as the crawler calls it, with the Retry-After/RateLimit block the server
+// announced taken from the recorded 'blocked_until' change (re-capped by the step at the replay's
+// BACKOFF_MAX_DELAY) in place of the response's headers. Recorded inputs are replayed at their times: the user's setting changes
 // (except the settings the what-if sets, which hold throughout), delay pins, backoff resets and
 // robots.txt Crawl-delays. With the crawl's own settings this reproduces the recorded delays exactly.
 // Not reproduced: a THROTTLING_MANAGER plug-in's verdicts, meta.autothrottle_dont_adjust_delay and
@@ -14,9 +13,10 @@
 
 import { applySettings, type SettingError, type Settings } from '../../../shared/settings';
 import type { ChangeRecord, ChangeSource, DelayCause, ResponseRecord } from '../../../shared/types';
-import { applyAutoThrottle, Slot, startDelay } from '../engine/throttle/slot';
-import { isFeedback, recover, resetBackoff, stepUp } from '../engine/throttle/backoff';
-import { rampupBegin, rampupFeedback } from '../engine/throttle/rampup';
+import { autothrottleSwitched, SlotPolicy } from '../engine/throttle/policy';
+import { resetBackoff, type Block } from '../engine/throttle/backoff';
+import { rampupBegin } from '../engine/throttle/rampup';
+import { throttleStep } from '../engine/throttle/step';
 
 /** The throttle figures of one replayed response (the rest of the record is the recorded one). */
 export interface ReplayedDelays {
@@ -73,7 +73,7 @@ export type ReplayChange = ChangeRecord;
  */
 export class WhatIfReplay {
   private s: Settings;
-  private readonly slots = new Map<string, Slot>();
+  private readonly slots = new Map<string, SlotPolicy>();
   /** Recorded inputs not applied yet, oldest first (blocks kept apart: see takeBlocks). */
   private readonly inputs: ChangeRecord[];
   private next = 0;
@@ -121,12 +121,14 @@ export class WhatIfReplay {
       rampupBegin(slot.rampup, r.startedAt);
       if (r.startedAt > slot.lastStart) slot.lastStart = r.startedAt;
     }
-    const before = slot.delaySeconds(s);
-    const feedback = isFeedback(slot.backoffParams(s), r.status, r.errorKind);
-    if (r.status !== null) applyAutoThrottle(slot, { latency: r.latency, status: r.status, inFlight: r.inFlight, size: r.bytes }, s);
-    if (r.errorKind !== 'cancelled') this.backoff(slot, r, feedback);
-    const after = slot.effectiveDelay(s, r.t);
-    return { delayBefore: before, delayAfter: after.delay, delayCause: after.cause, backoffLevel: slot.backoff.level };
+    // The block this response brought: it bound the recorded delay (cause 'retry-after'); one that did
+    // not bind yet is applied before the slot's next response at a later time (applyInputs).
+    const block = r.status !== null && r.delayCause === 'retry-after' ? this.takeBlocks(slot.key, r.t) : null;
+    const d = throttleStep(slot, {
+      t: r.t, startedAt: r.startedAt, status: r.status, errorKind: r.errorKind, latency: r.latency, inFlight: r.inFlight, block,
+    }, s);
+    for (const c of d.changes) this.out.push({ t: r.t, slot: slot.key, setting: c.setting, source: c.source, oldValue: c.oldValue, newValue: c.newValue });
+    return { delayBefore: d.delayBefore, delayAfter: d.delayAfter, delayCause: d.delayCause, backoffLevel: d.backoffLevel };
   }
 
   /** Whether a recorded change is an input of the policy (not one of its outputs, not ignored). */
@@ -135,10 +137,10 @@ export class WhatIfReplay {
     return c.setting === 'pin_delay' || c.setting === 'backoff_reset' || c.setting === 'crawl_delay';
   }
 
-  private slot(key: string): Slot {
+  private slot(key: string): SlotPolicy {
     let slot = this.slots.get(key);
     if (slot === undefined) {
-      slot = new Slot(key, this.s.DOWNLOAD_SLOTS[key], this.s);
+      slot = new SlotPolicy(key, this.s.DOWNLOAD_SLOTS[key], this.s);
       this.slots.set(key, slot);
     }
     return slot;
@@ -163,10 +165,7 @@ export class WhatIfReplay {
       this.s = r.settings;
       if (prev.AUTOTHROTTLE_ENABLED !== r.settings.AUTOTHROTTLE_ENABLED) {
         // As the scheduler does when AutoThrottle is switched.
-        for (const slot of this.slots.values()) {
-          if (r.settings.AUTOTHROTTLE_ENABLED && slot.delay === -1) slot.delay = startDelay(slot.key, slot.override, r.settings);
-          else if (!r.settings.AUTOTHROTTLE_ENABLED) slot.delay = startDelay(slot.key, slot.override, r.settings);
-        }
+        for (const slot of this.slots.values()) autothrottleSwitched(slot, r.settings);
       }
       this.out.push(c);
       return;
@@ -183,11 +182,16 @@ export class WhatIfReplay {
     this.out.push(c);
   }
 
-  /** Applies the server's blocks of slot `key` announced at exactly `t` (by the response being replayed). */
-  private takeBlocks(key: string, t: number): void {
+  /** Takes the server's blocks of slot `key` announced at exactly `t` (by the response being replayed): the latest end among them. */
+  private takeBlocks(key: string, t: number): Block | null {
+    let out: Block | null = null;
     for (let i = this.nextBlock; i < this.blocks.length && this.blocks[i].t <= t; i++) {
-      if (!this.taken[i] && this.blocks[i].slot === key && this.blocks[i].t === t) this.block(i);
+      const b = this.blocks[i];
+      if (this.taken[i] || b.slot !== key || b.t !== t) continue;
+      this.taken[i] = true;
+      if (typeof b.newValue === 'number' && (out === null || b.newValue > out.until)) out = { until: b.newValue, reason: 'recorded' };
     }
+    return out;
   }
 
   /** Applies recorded block i, re-capped at the replay's BACKOFF_MAX_DELAY. */
@@ -202,27 +206,5 @@ export class WhatIfReplay {
       slot.backoff.blockedUntil = until;
       this.out.push({ t: b.t, slot: slot.key, setting: 'blocked_until', source: 'backoff', oldValue: old, newValue: until });
     }
-  }
-
-  /** Crawler.backoffFeedback, with the recorded block in place of the response's headers. */
-  private backoff(slot: Slot, r: ResponseRecord, feedback: boolean): void {
-    const s = this.s;
-    const p = slot.backoffParams(s);
-    const b = slot.backoff;
-    const now = r.t;
-    const level = b.level;
-    const rp = slot.rampupParams(s);
-    const change = (setting: string, source: ChangeSource, oldValue: unknown, newValue: unknown) =>
-      this.out.push({ t: now, slot: slot.key, setting, source, oldValue, newValue });
-    if (rp) {
-      if (feedback) rampupFeedback(slot.rampup, r.startedAt, now, rp);
-    } else if (feedback) {
-      if (stepUp(b, r.startedAt, now, slot.delaySeconds(s))) change('backoff_level', 'backoff', level, b.level);
-    } else if (r.status !== null && r.status < 400 && recover(b, now, p)) {
-      change('backoff_level', 'backoff', level, b.level);
-    }
-    // The block this response brought: it bound the recorded delay (cause 'retry-after'), or it did
-    // not bind yet and is applied before the slot's next response at a later time.
-    if (r.status !== null && r.delayCause === 'retry-after') this.takeBlocks(slot.key, now);
   }
 }

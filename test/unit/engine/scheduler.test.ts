@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { VirtualClock } from '../../../electron/core/clock';
 import { Scheduler } from '../../../electron/core/engine/scheduler';
 import type { CrawlRequest } from '../../../electron/core/engine/request';
-import type { Slot } from '../../../electron/core/engine/throttle/slot';
+import type { Slot } from '../../../electron/core/engine/slot';
 import { parseSettings, type Settings } from '../../../shared/settings';
 
 const T0 = Date.UTC(2026, 0, 1);

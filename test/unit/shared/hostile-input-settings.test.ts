@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import {
   applySettings, DEFAULT_SETTINGS, MAX_DELAY_SECONDS, parseSettings, SETTINGS_SCHEMA, validateDelayPin, type Settings,
 } from '../../../shared/settings';
-import { Slot } from '../../../electron/core/engine/throttle/slot';
+import { SlotPolicy as Slot } from '../../../electron/core/engine/throttle/policy';
 
 const HOSTILE = ['__proto__', 'toString', 'valueOf', 'hasOwnProperty', 'constructor'] as const;
 

@@ -2,7 +2,12 @@
 // slot and policy code, and reports the first difference of each failing case.
 
 import { applySettings } from '../../../../shared/settings';
-import { applyAutoThrottle, Slot } from './slot';
+import { recordDebugLine } from '../../../../shared/debug-line';
+import { SlotPolicy } from './policy';
+import { throttleStep } from './step';
+
+/** Scrapy 2.18 has no backoff: its cases replay through the step with backoff feedback switched off. */
+const SCRAPY_HAS_NO_BACKOFF = { BACKOFF_HTTP_CODES: [], BACKOFF_EXCEPTIONS: [] };
 
 export interface VectorEvent {
   readonly latency: number | null;
@@ -50,9 +55,11 @@ export function runVectorCase(c: VectorCase): CaseResult {
     return named ? { name: c.name, pass: true } : { name: c.name, pass: false, difference: `refused, but not naming AUTOTHROTTLE_TARGET_CONCURRENCY: ${parsed.errors.map((e) => e.message).join('; ')}` };
   }
   if (!parsed.ok) return { name: c.name, pass: false, difference: `settings refused: ${parsed.errors.map((e) => e.message).join('; ')}` };
-  const s = parsed.settings;
-  const slots = new Map<string, Slot>();
-  const own = (slot: Slot) => slot.ownDelay(s);
+  const noBackoff = applySettings(SCRAPY_HAS_NO_BACKOFF, parsed.settings);
+  if (!noBackoff.ok) throw new Error(noBackoff.errors.map((e) => e.message).join('; '));
+  const s = noBackoff.settings;
+  const slots = new Map<string, SlotPolicy>();
+  const own = (slot: SlotPolicy) => slot.ownDelay(s);
   const fmt = (v: unknown) => JSON.stringify(v);
   let first = true;
   for (let i = 0; i < c.events.length; i++) {
@@ -63,7 +70,7 @@ export function runVectorCase(c: VectorCase): CaseResult {
     const expectedLog = c.expected_logs ? c.expected_logs[i] : undefined;
     let slot = slots.get(key);
     if (!slot && ev.create_slot !== false) {
-      slot = new Slot(key, s.DOWNLOAD_SLOTS[key], s);
+      slot = new SlotPolicy(key, s.DOWNLOAD_SLOTS[key], s);
       slots.set(key, slot);
       const wantStart = c.slot_start_delays?.[key] ?? (first ? c.start_delay : undefined);
       if (wantStart !== undefined && own(slot) !== wantStart) {
@@ -75,8 +82,12 @@ export function runVectorCase(c: VectorCase): CaseResult {
     if (gotSlot !== expectedSlot) return { name: c.name, pass: false, difference: `event ${i}: slot ${fmt(gotSlot)}, expected ${fmt(expectedSlot)}` };
     let line: string | null = null;
     if (slot) {
-      const r = applyAutoThrottle(slot, { latency: ev.latency, status: ev.status, meta: ev.meta, inFlight: ev.in_flight ?? 1, size: ev.body_size ?? 0 }, s);
-      line = r.debugLine;
+      // The same step and the same rendering of its decision as a live crawl's AUTOTHROTTLE_DEBUG line.
+      const inFlight = ev.in_flight ?? 1;
+      const d = throttleStep(slot, { t: i * 1000, startedAt: i * 1000, status: ev.status, errorKind: null, latency: ev.latency, inFlight, meta: ev.meta }, s);
+      if (d.adjusted && s.AUTOTHROTTLE_DEBUG) {
+        line = recordDebugLine({ slot: key, inFlight, delayBefore: d.delayBefore, delayAfter: d.delayAfter, latency: ev.latency, bytes: ev.body_size ?? 0 });
+      }
     }
     const gotDelay = slot ? own(slot) : null;
     if (gotDelay !== expectedDelay) return { name: c.name, pass: false, difference: `event ${i}: delay ${fmt(gotDelay)}, expected ${fmt(expectedDelay)}` };

@@ -1,6 +1,6 @@
 // The Scrapy debug-log export: one AUTOTHROTTLE_DEBUG line per response AutoThrottle sees, with
 // Scrapy's default log prefix, built by the one formatter in shared/debug-line.ts (SPEC 4.3, 7).
-import { formatDebugLine, scrapyLogPrefix } from '../../../../shared/debug-line';
+import { recordDebugLine, scrapyLogPrefix } from '../../../../shared/debug-line';
 import type { ResponseRecord } from '../../../../shared/types';
 
 /**
@@ -20,13 +20,5 @@ export function hasDebugLine(r: ResponseRecord): boolean {
  */
 export function scrapyDebugLine(r: ResponseRecord): string | null {
   if (!hasDebugLine(r)) return null;
-  const line = formatDebugLine({
-    slot: r.slot,
-    concurrency: r.inFlight,
-    delay: r.delayAfter,
-    oldDelay: r.delayBefore,
-    latency: r.latency!,
-    size: r.bytes,
-  });
-  return `${scrapyLogPrefix(r.t)}${line}\n`;
+  return `${scrapyLogPrefix(r.t)}${recordDebugLine(r)}\n`;
 }

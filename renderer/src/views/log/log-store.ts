@@ -1,7 +1,7 @@
 // The debug log of one crawl outside React: the latest events ('log.events', AutoThrottle's lines
 // and the engine's), refetched every second while the crawl runs, with lines written Scrapy's way.
 
-import { scrapyLogPrefix } from '../../../../shared/debug-line';
+import { eventLogLine } from '../../../../shared/debug-line';
 import type { EventKind, EventRecord } from '../../../../shared/types';
 import { FrameStore } from '../../store/frame-store';
 import type { Transport } from '../../transport/transport';
@@ -12,16 +12,8 @@ export const LOG_LIMIT = 20_000;
 const POLL_MS = 1000;
 const MAX_POLL_MS = 10_000;
 
-const LEVEL: Readonly<Record<EventKind, string>> = { debug: 'INFO', info: 'INFO', warning: 'WARNING', error: 'ERROR' };
-
-/**
- * An event as a log line: AutoThrottle's debug lines exactly as Scrapy prints them (logger
- * scrapy.extensions.throttle), the engine's notes, warnings and errors under the logger `slotscope`.
- */
-export function logLine(e: EventRecord): string {
-  if (e.kind === 'debug' && e.code === 'autothrottle') return scrapyLogPrefix(e.t) + e.text;
-  return scrapyLogPrefix(e.t, 'slotscope', LEVEL[e.kind]) + e.text;
-}
+/** An event as a log line (the one rendering the CLI and the debug-log export use too). */
+export const logLine: (e: EventRecord) => string = eventLogLine;
 
 export interface LogLine {
   readonly event: EventRecord;

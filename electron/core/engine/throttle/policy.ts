@@ -1,44 +1,19 @@
-// One slot's throttle state (SPEC 1, 3, 4.4): its delay, lanes, pins and counters, and the
-// rules that derive its effective delay and concurrency from the live settings.
+// One scope's throttle policy state (SPEC 3, 4.4, 5): its AutoThrottle delay, pins, pause, backoff,
+// rampup, Crawl-delay and quota, and the rules deriving its effective delay and concurrency from
+// the live settings. It knows nothing of queues, lanes or the heap (those are the runtime slot's).
 
 import { drawFactor, type DownloadSlotOverride, type Randomize, type ScopeSettings, type Settings } from '../../../../shared/settings';
+import { scopeAutoThrottle, settingsConcurrency, type ScopeAutoThrottleParams } from '../../../../shared/throttle-rules';
 import type { DelayCause } from '../../../../shared/types';
-import { formatDebugLine } from '../../../../shared/debug-line';
-import { autothrottleApplies, autothrottleNextDelay, type AutoThrottleParams } from './autothrottle';
 import { BackoffState, backoffDelay, backoffParams, type BackoffParams } from './backoff';
 import { RampupState, rampupBegin, rampupDelay, type RampupParams } from './rampup';
-import type { HeapItem } from '../heap';
-import { RequestQueue, type CrawlRequest } from '../request';
 
-/** A slot's concurrency from the settings alone (no pin, scope, Crawl-delay or override). */
-export function settingsConcurrency(s: Settings): number {
-  return s.CONCURRENT_REQUESTS_PER_IP > 0 ? s.CONCURRENT_REQUESTS_PER_IP : s.CONCURRENT_REQUESTS_PER_DOMAIN;
-}
-
-export class Slot implements HeapItem {
-  heapIndex = -1;
-  heapKey = 0;
-  /** In the scheduler's ready ring. */
-  inRing = false;
-
-  readonly queue = new RequestQueue();
-  inFlight = 0;
-  /** Start time of the latest request, epoch ms (−∞: the first request does not wait). */
-  lastStart = -Infinity;
-  /** The latest request started (its send time may move lastStart forward). */
-  lastReq: CrawlRequest | null = null;
-  /** Multiplier drawn once per gap for randomized delays. */
-  gapFactor = 1;
-  /** Last start per lane (for DOWNLOAD_DELAY_PER_SLOT) and whether the lane is busy. */
-  laneLast: number[] = [];
-  laneBusy: boolean[] = [];
-
-  /** The slot's own delay: AutoThrottle's when it is on, else the configured one (seconds). */
+export class SlotPolicy {
+  /** The scope's own delay: AutoThrottle's when it is on, a DOWNLOAD_SLOTS delay, or −1 (follow the live floor). Seconds. */
   delay: number;
   paused = false;
   pinDelay: number | null = null;
   pinConcurrency: number | null = null;
-  lastActive = 0;
   readonly backoff = new BackoffState();
   readonly rampup = new RampupState();
   /** robots.txt Crawl-delay in force (seconds, already capped), or null. */
@@ -46,26 +21,17 @@ export class Slot implements HeapItem {
   /** Quota units taken in the current window, and when that window began (SPEC 5.4). */
   quotaUsed = 0;
   quotaWindowStart = -Infinity;
-  /** Slots whose next request waits for this scope's concurrency or pause. */
-  readonly waiters = new Set<Slot>();
+  /** Start time of the latest request, epoch ms (−∞: the first request does not wait). */
+  lastStart = -Infinity;
+  /** Multiplier drawn once per gap for randomized delays (SPEC 3.3). */
+  gapFactor = 1;
 
   // The scope's THROTTLING_SCOPES entry and derived parameters, cached per settings object.
   private cfgFor: Settings | null = null;
   private cfg: ScopeSettings | undefined;
   private backoffP!: BackoffParams;
-  private atP!: AutoThrottleParams & { readonly enabled: boolean };
+  private atP!: ScopeAutoThrottleParams;
   private rampupP: RampupParams | null = null;
-
-  // Counters for the slot table.
-  requests = 0;
-  responses = 0;
-  failures = 0;
-  bytes = 0;
-  latencySum = 0;
-  latencyCount = 0;
-  lastLatency: number | null = null;
-  readonly byClass = [0, 0, 0, 0, 0, 0]; // 1xx..5xx by index 1-5, index 0 unused
-  s429 = 0;
 
   constructor(
     readonly key: string,
@@ -87,14 +53,14 @@ export class Slot implements HeapItem {
   }
 
   /** AutoThrottle parameters of this scope: per-scope values replace the global ones (SPEC 4.1). */
-  autothrottle(s: Settings): AutoThrottleParams & { readonly enabled: boolean } {
+  autothrottle(s: Settings): ScopeAutoThrottleParams {
     if (this.cfgFor !== s) this.refresh(s);
     return this.atP;
   }
 
   private refresh(s: Settings): void {
     this.cfgFor = s;
-    this.cfg = s.THROTTLING_SCOPES[this.key];
+    this.cfg = Object.prototype.hasOwnProperty.call(s.THROTTLING_SCOPES, this.key) ? s.THROTTLING_SCOPES[this.key] : undefined;
     this.backoffP = backoffParams(s, this.cfg?.backoff);
     this.atP = scopeAutoThrottle(this.key, s);
     this.rampupP = this.cfg?.rampup ? { target: s.RAMPUP_BACKOFF_TARGET, window: this.backoffP.window } : null;
@@ -151,24 +117,11 @@ export class Slot implements HeapItem {
     if (windowStart === this.quotaWindowStart) this.quotaUsed = Math.max(0, this.quotaUsed + diff);
   }
 
-  /** This scope takes a request (its own, or another slot's): its concurrency and its gap count. */
-  beginScope(now: number, s: Settings, random: () => number): void {
-    this.inFlight++;
-    this.requests++;
+  /** A request of this scope started at `now`: the next gap counts from here, with its own random draw. */
+  started(now: number, s: Settings, random: () => number): void {
     this.lastStart = now;
-    this.lastActive = now;
     this.gapFactor = drawFactor(this.randomization(s), random);
     if (this.rampupParams(s)) rampupBegin(this.rampup, now);
-  }
-
-  endScope(now: number): void {
-    this.inFlight--;
-    this.lastActive = now;
-  }
-
-  /** Whether this scope lets another request start at `now`, ignoring quota. */
-  admits(s: Settings, now: number): boolean {
-    return !this.paused && this.inFlight < this.concurrency(s) && this.readyAt(s) <= now;
   }
 
   concurrency(s: Settings): number {
@@ -262,72 +215,18 @@ export class Slot implements HeapItem {
     return this.lastStart > -Infinity ? this.lastStart : now ?? 0;
   }
 
-  /** Earliest time (epoch ms) the next request may start, ignoring concurrency. */
-  readyAt(s: Settings): number {
-    let t = this.lastStart + this.delaySeconds(s) * 1000 * this.gapFactor;
-    if (this.backoff.blockedUntil > t) t = this.backoff.blockedUntil;
-    const perLane = s.DOWNLOAD_DELAY_PER_SLOT;
-    if (perLane > 0) {
-      const lanes = this.concurrency(s);
-      let laneReady = Infinity;
-      for (let i = 0; i < lanes; i++) {
-        if (this.laneBusy[i]) continue;
-        const last = this.laneLast[i] ?? -Infinity;
-        if (last < laneReady) laneReady = last;
-      }
-      laneReady += perLane * 1000;
-      if (laneReady > t) t = laneReady;
-    }
-    return t;
+  /**
+   * Earliest time (epoch ms) the scope's delay lets the next request start (SPEC 3.3): the latest
+   * start plus the effective delay with this gap's random factor, never before a delay the server
+   * declared: a Crawl-delay is a hard floor at the server, so randomization only lengthens it, and
+   * a Retry-After / RateLimit block is waited out whole.
+   */
+  gapReadyAt(s: Settings): number {
+    let gap = this.delaySeconds(s) * 1000 * this.gapFactor;
+    if (this.crawlDelay !== null && gap < this.crawlDelay * 1000) gap = this.crawlDelay * 1000;
+    const t = this.lastStart + gap;
+    return this.backoff.blockedUntil > t ? this.backoff.blockedUntil : t;
   }
-
-  /** Reserves a lane and records the start (SPEC 3: reserved in the same step as the dequeue). */
-  begin(req: CrawlRequest, now: number, s: Settings, random: () => number): void {
-    this.lastReq = req;
-    this.beginScope(now, s, random);
-    if (s.DOWNLOAD_DELAY_PER_SLOT > 0) {
-      const lanes = this.concurrency(s);
-      let best = -1;
-      for (let i = 0; i < lanes; i++) {
-        if (this.laneBusy[i]) continue;
-        if (best < 0 || (this.laneLast[i] ?? -Infinity) < (this.laneLast[best] ?? -Infinity)) best = i;
-      }
-      if (best < 0) best = lanes; // concurrency lowered while busy: use an extra lane
-      this.laneBusy[best] = true;
-      this.laneLast[best] = now;
-      req.lane = best;
-    }
-  }
-
-  end(req: CrawlRequest, now: number): void {
-    if (this.lastReq === req) this.lastReq = null;
-    this.inFlight--;
-    this.lastActive = now;
-    if (req.lane >= 0) {
-      this.laneBusy[req.lane] = false;
-      req.lane = -1;
-    }
-  }
-
-  /** Has work it may start once its delay allows (not paused, under its concurrency). */
-  runnable(s: Settings): boolean {
-    return !this.paused && this.queue.size > 0 && this.inFlight < this.concurrency(s);
-  }
-
-}
-
-/** AutoThrottle for one scope: THROTTLING_SCOPES' delay replaces mindelay, its autothrottle map the rest (SPEC 4.1). */
-export function scopeAutoThrottle(key: string, s: Settings): AutoThrottleParams & { readonly enabled: boolean; readonly startDelay: number } {
-  const scope = s.THROTTLING_SCOPES[key];
-  const at = scope?.autothrottle;
-  const mindelay = scope?.delay ?? s.DOWNLOAD_DELAY;
-  return {
-    enabled: at?.enabled ?? s.AUTOTHROTTLE_ENABLED,
-    mindelay,
-    maxdelay: at?.max_delay ?? s.AUTOTHROTTLE_MAX_DELAY,
-    target: at?.target_concurrency ?? s.AUTOTHROTTLE_TARGET_CONCURRENCY,
-    startDelay: Math.max(mindelay, at?.start_delay ?? s.AUTOTHROTTLE_START_DELAY),
-  };
 }
 
 /**
@@ -340,33 +239,8 @@ export function startDelay(key: string, override: DownloadSlotOverride | undefin
   return at.enabled ? at.startDelay : -1;
 }
 
-/** One response as AutoThrottle sees it. */
-export interface ThrottleFeedback {
-  readonly latency: number | null;
-  readonly status: number;
-  readonly meta?: Readonly<Record<string, unknown>>;
-  /** In flight on the slot including this response. */
-  readonly inFlight: number;
-  readonly size: number;
-}
-
-export interface FeedbackResult {
-  readonly adjusted: boolean;
-  readonly oldDelay: number;
-  /** The AUTOTHROTTLE_DEBUG line, when AUTOTHROTTLE_DEBUG is on and the response was not skipped. */
-  readonly debugLine: string | null;
-}
-
-/** Feeds one response to the slot's AutoThrottle (SPEC 4.2–4.3). Used by the engine and by `replay`. */
-export function applyAutoThrottle(slot: Slot, fb: ThrottleFeedback, s: Settings): FeedbackResult {
-  const old = slot.delay;
-  const p = slot.autothrottle(s);
-  if (!p.enabled || !autothrottleApplies(fb.latency, fb.meta)) {
-    return { adjusted: false, oldDelay: old, debugLine: null };
-  }
-  slot.delay = autothrottleNextDelay(old, fb.latency, fb.status, p);
-  const debugLine = s.AUTOTHROTTLE_DEBUG
-    ? formatDebugLine({ slot: slot.key, concurrency: fb.inFlight, delay: slot.delay, oldDelay: old, latency: fb.latency, size: fb.size })
-    : null;
-  return { adjusted: true, oldDelay: old, debugLine };
+/** Switching AutoThrottle on or off live: slots take up or drop their learned delay, as Scrapy's new slots would. */
+export function autothrottleSwitched(p: SlotPolicy, s: Settings): void {
+  if (s.AUTOTHROTTLE_ENABLED && p.delay === -1) p.delay = startDelay(p.key, p.override, s);
+  else if (!s.AUTOTHROTTLE_ENABLED) p.delay = startDelay(p.key, p.override, s);
 }
