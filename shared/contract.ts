@@ -69,8 +69,10 @@ export interface SettingDescription {
   readonly allowed: string;
 }
 
-/** What a slot is doing, in the slot table's words. */
-export type SlotState = 'active' | 'waiting' | 'backoff' | 'paused' | 'blocked' | 'idle';
+/** What a slot can be doing, in the slot table's words (and the order of its state filter). */
+export const SLOT_STATES = ['active', 'waiting', 'backoff', 'paused', 'blocked', 'idle'] as const;
+
+export type SlotState = (typeof SLOT_STATES)[number];
 
 /**
  * Columns of a slot row, in tuple order (rows travel as compact tuples). `nextStartAt` is a time
@@ -308,11 +310,13 @@ export interface ImportReport {
   readonly finishedAt: number | null;
 }
 
-/** Formats of a history export: Scrapy's AUTOTHROTTLE_DEBUG log text, JSON Lines, CSV (RFC 4180), HAR 1.2. */
-export type ExportFormat = 'scrapy-debug' | 'jsonl' | 'csv' | 'har';
+/**
+ * Every format of a history export, in the order the CLI and the GUI list them: Scrapy's
+ * AUTOTHROTTLE_DEBUG log text, JSON Lines, CSV (RFC 4180), HAR 1.2.
+ */
+export const EXPORT_FORMATS = ['scrapy-debug', 'jsonl', 'csv', 'har'] as const;
 
-/** Every export format, in the order the CLI and the GUI list them. */
-export const EXPORT_FORMATS: readonly ExportFormat[] = ['scrapy-debug', 'jsonl', 'csv', 'har'];
+export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
 /** The file extensions a 'history.export' path may end with, per format (the first is the default). */
 export const EXPORT_EXTENSIONS: Readonly<Record<ExportFormat, readonly string[]>> = {
@@ -345,7 +349,9 @@ export interface AppEvents {
 }
 
 /** Menu commands the renderer carries out: `new-crawl` opens the new-crawl form; `export` asks to export the shown crawl. */
-export type AppCommand = 'new-crawl' | 'export';
+export const APP_COMMANDS = ['new-crawl', 'export'] as const;
+
+export type AppCommand = (typeof APP_COMMANDS)[number];
 
 export type EventName = keyof AppEvents;
 
@@ -357,13 +363,18 @@ export interface Dispatcher {
 }
 
 /** Every method name: what dispatch answers, and the Electron preload's invoke allowlist. */
-export const METHODS: readonly Method[] = [
+export const METHODS = [
   'crawls.list', 'crawls.create', 'crawls.duplicate', 'crawls.start', 'crawls.pause', 'crawls.resume', 'crawls.stop',
   'crawls.delete', 'crawls.stats', 'settings.schema', 'settings.get', 'settings.update', 'slots.pause', 'slots.resume',
   'slots.pinDelay', 'slots.pinConcurrency', 'slots.clearPins', 'slots.resetBackoff', 'slots.snapshot', 'slots.history',
   'log.events', 'log.changes', 'history.export', 'slots.responses', 'store.retention.get', 'store.retention.set',
   'history.whatIf', 'history.importScrapyLog',
-];
+] as const satisfies readonly Method[];
 
 /** Every event name: the Electron preload's subscription allowlist. */
-export const EVENTS: readonly EventName[] = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed', 'app.command', 'history.exportProgress'];
+export const EVENTS = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed', 'app.command', 'history.exportProgress'] as const satisfies readonly EventName[];
+
+/** Compile-time checks that METHODS and EVENTS name every member of AppRequests and AppEvents (a missing one is an error here). */
+type NoneMissing<T extends never> = T;
+export type MethodsListed = NoneMissing<Exclude<Method, (typeof METHODS)[number]>>;
+export type EventsListed = NoneMissing<Exclude<EventName, (typeof EVENTS)[number]>>;

@@ -1,32 +1,27 @@
 // Wire and record types shared by the core, the store, the hosts and the renderer.
-// Pure TypeScript: no DOM and no Node types, so every side can import it.
+// Pure TypeScript: no DOM and no Node types, so every side can import it. Every vocabulary that
+// crosses the contract is a const list here or in contract.ts, its type derived from it.
 
-/** Which of the delay sources binds a slot's effective delay (SPEC 4.4). */
-export type DelayCause =
-  | 'none'
-  | 'floor'
-  | 'autothrottle'
-  | 'backoff'
-  | 'rampup'
-  | 'crawl-delay'
-  | 'retry-after'
-  | 'pin';
+import type { SettingName } from './settings';
+
+/**
+ * Every delay source, and which of them binds a slot's effective delay (SPEC 4.4): `none`, `floor`
+ * (DOWNLOAD_DELAY), `autothrottle`, `backoff`, `rampup`, `crawl-delay` (robots.txt), `retry-after`
+ * (a Retry-After / RateLimit block), `pin` (the user's pinned delay).
+ */
+export const DELAY_CAUSES = ['none', 'floor', 'autothrottle', 'backoff', 'rampup', 'crawl-delay', 'retry-after', 'pin'] as const;
+
+export type DelayCause = (typeof DELAY_CAUSES)[number];
 
 /** Who or what changed a setting or a slot's delay. */
-export type ChangeSource = 'user' | 'config' | 'autothrottle' | 'backoff' | 'rampup' | 'robots';
+export const CHANGE_SOURCES = ['user', 'config', 'autothrottle', 'backoff', 'rampup', 'robots'] as const;
 
-/** The kinds of download failure, as recorded and as named in BACKOFF_EXCEPTIONS. */
-export type FailureKind =
-  | 'timeout'
-  | 'connect-refused'
-  | 'connect-reset'
-  | 'tls'
-  | 'dns'
-  | 'maxsize'
-  | 'cancelled'
-  | 'redirect-limit'
-  | 'invalid-url'
-  | 'other';
+export type ChangeSource = (typeof CHANGE_SOURCES)[number];
+
+/** The kinds of download failure, as recorded and as named in BACKOFF_EXCEPTIONS (shared/settings.ts BACKOFF_EXCEPTION_KINDS, a subset). */
+export const FAILURE_KINDS = ['timeout', 'connect-refused', 'connect-reset', 'tls', 'dns', 'maxsize', 'cancelled', 'redirect-limit', 'invalid-url', 'other'] as const;
+
+export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 /**
  * Where a crawl is: `created` (not started), `running`, `paused` (nothing new starts; also a crawl
@@ -35,7 +30,9 @@ export type FailureKind =
  * is opened next. Paused, stopped and interrupted crawls can be resumed (crawls.resume,
  * `slotscope crawl --resume ID`).
  */
-export type CrawlStatus = 'created' | 'running' | 'paused' | 'stopped' | 'finished' | 'failed' | 'interrupted';
+export const CRAWL_STATUSES = ['created', 'running', 'paused', 'stopped', 'finished', 'failed', 'interrupted'] as const;
+
+export type CrawlStatus = (typeof CRAWL_STATUSES)[number];
 
 /** One response or failed download, with the fields of SPEC 7. Times are epoch milliseconds. */
 export interface ResponseRecord {
@@ -88,6 +85,9 @@ export const SLOT_CHANGES = [
 
 export type SlotChange = (typeof SLOT_CHANGES)[number];
 
+/** What ChangeRecord.setting names: a setting (slot null), or what changed about one slot. */
+export type ChangeName = SettingName | SlotChange;
+
 /** Old and new value of a `backoff_reset` change: the level and the Retry-After block's end (epoch ms) it cleared. */
 export interface BackoffResetValue {
   readonly level: number;
@@ -98,14 +98,46 @@ export interface BackoffResetValue {
 export interface ChangeRecord {
   readonly t: number;
   readonly slot: string | null;
-  /** A setting's Scrapy name (DOWNLOAD_DELAY), or with a slot one of {@link SLOT_CHANGES}. */
+  /**
+   * A setting's Scrapy name (DOWNLOAD_DELAY), or with a slot one of {@link SLOT_CHANGES}: a
+   * {@link ChangeName}. Typed string until the engine's writers are typed (readers narrow it).
+   */
   readonly setting: string;
   readonly source: ChangeSource;
   readonly oldValue: unknown;
   readonly newValue: unknown;
 }
 
-export type EventKind = 'debug' | 'warning' | 'error' | 'info';
+/** Kinds of engine event: a debug line (AutoThrottle's), a note, a warning, an error. In the order the Log tab lists them. */
+export const EVENT_KINDS = ['debug', 'info', 'warning', 'error'] as const;
+
+export type EventKind = (typeof EVENT_KINDS)[number];
+
+/**
+ * Codes of the engine's `warning` events (SPEC 5.6), one warning per code (and slot, for a slot's):
+ * settings that cannot take effect (`target-above-concurrency`, `max-below-floor`,
+ * `global-below-domain`), `delayed-requests` piling up in memory, a slot's delay stuck
+ * (`delay-at-max`, `delay-makes-concurrency-1`, `concurrency-below-target`), signs of a limit or a
+ * block (`fast-errors`, `soft-block`), `cdn-cache` hiding latency, robots.txt's Crawl-delay
+ * overridden or capped (`crawl-delay-overridden`, `crawl-delay-capped`), a THROTTLING_MANAGER that
+ * threw (`plugin-error`), a seed line skipped (`seed-line`), robots.txt failing (`robots-retry`,
+ * `robots-unavailable`), a body that could not be decoded (`decode-failed`).
+ */
+export const WARNING_CODES = [
+  'target-above-concurrency', 'max-below-floor', 'global-below-domain', 'delayed-requests', 'delay-at-max', 'delay-makes-concurrency-1',
+  'concurrency-below-target', 'fast-errors', 'soft-block', 'cdn-cache', 'crawl-delay-overridden', 'crawl-delay-capped', 'plugin-error',
+  'seed-line', 'robots-retry', 'robots-unavailable', 'decode-failed',
+] as const;
+
+export type WarningCode = (typeof WARNING_CODES)[number];
+
+/**
+ * Codes of the throttle's `info` notes, one per decision worth saying: `backoff-step`, `rampup-cut`,
+ * and `retry-after` (a block began; its text says why, e.g. "Retry-After: 2").
+ */
+export const THROTTLE_NOTES = ['backoff-step', 'rampup-cut', 'retry-after'] as const;
+
+export type ThrottleNote = (typeof THROTTLE_NOTES)[number];
 
 /** A debug line, warning, error or note. `code` names the cause (one warning per cause). */
 export interface EventRecord {

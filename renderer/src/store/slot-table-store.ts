@@ -2,7 +2,7 @@
 // 'slots.snapshot' answer and patched by 'slots.update' tuples (only changed rows travel).
 // Beside it, the table's view (sort, filters, rows pinned to the top), computed outside React.
 
-import { SLOT_COLUMNS, type SlotState, type SlotTuple } from '../../../shared/contract';
+import { SLOT_COLUMNS, SLOT_STATES, type SlotState, type SlotTuple } from '../../../shared/contract';
 import type { DelayCause } from '../../../shared/types';
 import { afterFrame, FrameStore, type ReadableStore, type Scheduler } from './frame-store';
 import { sameItems } from './use-store';
@@ -32,9 +32,6 @@ export interface SlotSort {
   readonly column: SlotColumn;
   readonly direction: SortDirection;
 }
-
-/** Every slot state, in the order the filter lists them. */
-export const SLOT_STATES: readonly SlotState[] = ['active', 'waiting', 'backoff', 'paused', 'blocked', 'idle'];
 
 /** States in the order "needs a look first" when sorting by state. */
 const STATE_RANK: Readonly<Record<SlotState, number>> = { blocked: 0, backoff: 1, paused: 2, active: 3, waiting: 4, idle: 5 };

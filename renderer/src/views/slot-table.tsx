@@ -2,11 +2,11 @@
 // any column, filtered by key and state, rows pinned on top, and a menu of slot controls per row.
 
 import { useCallback, useEffect, useState } from 'react';
-import type { SlotState } from '../../../shared/contract';
+import { SLOT_STATES, type SlotState } from '../../../shared/contract';
 import type { CrawlStatus } from '../../../shared/types';
 import { SHORTCUTS, SLOT_FILTER_ID } from '../keyboard';
 import type { CrawlsStore } from '../store/crawls-store';
-import { SLOT_STATES, type SlotQuery, type SlotTableStore, type SlotTableView, type SlotViewResult } from '../store/slot-table-store';
+import { type SlotQuery, type SlotTableStore, type SlotTableView, type SlotViewResult } from '../store/slot-table-store';
 import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
 import { formatCount } from './format';

@@ -2,8 +2,7 @@
 // changed (settings, the user's pins, pauses and backoff resets, backoff steps, Retry-After blocks,
 // rampup cuts, robots) and who changed it. Change names are the shared SLOT_CHANGES, never re-typed.
 
-import type { SettingName } from '../../../../shared/settings';
-import type { BackoffResetValue, ChangeRecord, EventRecord, SlotChange } from '../../../../shared/types';
+import type { BackoffResetValue, ChangeName, ChangeRecord, EventRecord, ThrottleNote } from '../../../../shared/types';
 import type { ChartAnnotation } from '../../charts/annotation-plugin';
 import type { AnnotationKind } from '../../charts/theme';
 
@@ -24,7 +23,10 @@ export function resetValue(v: unknown): BackoffResetValue {
 }
 
 /** A change's name as the renderer reads it: a setting's, or one of the shared slot change names. */
-const nameOf = (c: ChangeRecord): SettingName | SlotChange => c.setting as SettingName | SlotChange;
+const nameOf = (c: ChangeRecord): ChangeName => c.setting as ChangeName;
+
+/** The throttle's note that a Retry-After block began (its text says why). */
+const RETRY_AFTER: ThrottleNote = 'retry-after';
 
 /** The mark of one change, or null for changes that are not worth a mark. */
 export function changeAnnotation(c: ChangeRecord): ChartAnnotation | null {
@@ -83,7 +85,7 @@ export function slotAnnotations(
   slot: string, changes: readonly ChangeRecord[], warnings: readonly EventRecord[], infos: readonly EventRecord[] = [],
 ): ChartAnnotation[] {
   // The info event is stamped when it was logged, a moment after the response's time the change carries.
-  const said = infos.filter((e) => e.code === 'retry-after' && e.slot === slot).sort((a, b) => a.t - b.t);
+  const said = infos.filter((e) => e.code === RETRY_AFTER && e.slot === slot).sort((a, b) => a.t - b.t);
   const reasonAt = (t: number): string | undefined => {
     let best: EventRecord | undefined;
     for (const e of said) if (Math.abs(e.t - t) <= 250 && (!best || Math.abs(e.t - t) < Math.abs(best.t - t))) best = e;

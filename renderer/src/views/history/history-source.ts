@@ -2,7 +2,7 @@
 // downsampled from the host, then, while the crawl runs, the tail refetched every second and appended.
 
 import type { HistoryPoint } from '../../../../shared/contract';
-import type { EventRecord } from '../../../../shared/types';
+import type { EventRecord, ThrottleNote } from '../../../../shared/types';
 import { FrameStore } from '../../store/frame-store';
 import type { Transport } from '../../transport/transport';
 import { toAppError } from '../../transport/transport';
@@ -45,6 +45,10 @@ const EMPTY: HistoryData = {
 };
 
 const LIVE_MS = 1000;
+
+/** The throttle's note that a Retry-After block began: its text says why. */
+const RETRY_AFTER: ThrottleNote = 'retry-after';
+const isRetryAfter = (e: EventRecord): boolean => e.code === RETRY_AFTER;
 
 export interface HistorySourceOptions {
   readonly crawlId: number;
@@ -131,7 +135,7 @@ export class HistorySource extends FrameStore {
       const keep = this.value.from === from && this.value.to === to ? this.value.responses : null;
       this.set({
         from, to, points, responses: wantScatter ? keep : null, scatterPending: wantScatter && keep === null,
-        infos: infos ? infos.filter((e) => e.code === 'retry-after') : this.value.infos,
+        infos: infos ? infos.filter(isRetryAfter) : this.value.infos,
         loading: wantScatter, error: null, fetchMs: performance.now() - started, generation: this.value.generation + 1,
       });
       if (!wantScatter) return;
@@ -174,7 +178,7 @@ export class HistorySource extends FrameStore {
       if (seq !== this.seq || this.disposed) return;
       const kept = v.points.filter((p) => p.t >= from && p.t < tailFrom);
       const keptResponses = v.responses?.filter((p) => p.t >= from && p.t < lastResponse) ?? null;
-      const newInfos = infos.filter((e) => e.code === 'retry-after');
+      const newInfos = infos.filter(isRetryAfter);
       const seen = new Set(v.infos.map((e) => e.t));
       this.set({
         ...v, from, to,

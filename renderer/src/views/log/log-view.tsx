@@ -3,7 +3,7 @@
 // bottom; with the export buttons for the whole crawl, the filtered slot or the lines on screen.
 
 import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from 'react';
-import type { EventKind } from '../../../../shared/types';
+import { EVENT_KINDS, type EventKind } from '../../../../shared/types';
 import { useStore } from '../../store/use-store';
 import { useApp } from '../app-context';
 import { formatCount } from '../format';
@@ -14,7 +14,6 @@ import { LOG_LIMIT, LogStore, type LogLine } from './log-store';
 
 export const LOG_ROW_PX = 20;
 const OVERSCAN = 10;
-const KINDS: readonly EventKind[] = ['debug', 'info', 'warning', 'error'];
 
 const linesOf = (s: LogStore) => s.all();
 const metaOf = (s: LogStore) => `${s.loading() ? 1 : 0}|${s.error() ?? ''}`;
@@ -25,7 +24,7 @@ export function LogView({ crawlId, slot: initialSlot }: { crawlId: number; slot?
   const keys = useSlotKeys(crawlId);
   const store = useMemo(() => new LogStore(transport, crawlId), [transport, crawlId]);
   const [slot, setSlot] = useState(initialSlot ?? '');
-  const [kinds, setKinds] = useState<ReadonlySet<EventKind>>(() => new Set(KINDS));
+  const [kinds, setKinds] = useState<ReadonlySet<EventKind>>(() => new Set(EVENT_KINDS));
   const [text, setText] = useState('');
   const slotFilter = slot.trim() === '' ? null : slot.trim();
   // One kind can be asked of the host; several are filtered here.
@@ -70,7 +69,7 @@ export function LogView({ crawlId, slot: initialSlot }: { crawlId: number; slot?
           <datalist id={`log-slots-${crawlId}`}>{keys.slice(0, 500).map((k) => <option key={k} value={k} />)}</datalist>
         </label>
         <span className="check-group" role="group" aria-label="Kinds">
-          {KINDS.map((k) => (
+          {EVENT_KINDS.map((k) => (
             <label key={k} className="check">
               <input type="checkbox" checked={kinds.has(k)} onChange={() => toggleKind(k)} /> {k}
             </label>
