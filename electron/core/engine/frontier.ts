@@ -3,8 +3,12 @@
 
 import { getDomain } from 'tldts';
 
-/** Canonical form used for de-duplication: lower-case scheme and host, no default port, no fragment, sorted query. */
-export function canonicalizeUrl(input: string, base?: string): URL | null {
+/**
+ * A URL to fetch, as the seed or the link gave it (resolved against `base`): only the fragment is
+ * dropped, which never reaches a server. Its query is sent byte for byte (signed URLs and
+ * order-sensitive APIs depend on it); null for anything but http(s) with a host.
+ */
+export function parseCrawlUrl(input: string, base?: string): URL | null {
   let u: URL;
   try {
     u = base === undefined ? new URL(input) : new URL(input, base);
@@ -14,14 +18,31 @@ export function canonicalizeUrl(input: string, base?: string): URL | null {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') return null;
   if (!u.hostname) return null;
   if (u.hash) u.hash = '';
-  if (u.search.length > 1) {
-    const parts = u.search.slice(1).split('&').filter((p) => p !== '');
-    parts.sort();
-    u.search = parts.length ? `?${parts.join('&')}` : '';
-  } else if (u.href.includes('?')) {
-    u.search = ''; // a bare "?" has an empty search but stays in href
-  }
   return u;
+}
+
+/**
+ * The key a URL is de-duplicated by, and only that: lower-case scheme and host, no default port,
+ * no fragment, the query's parameters sorted, a bare "?" dropped.
+ */
+export function canonicalKey(u: URL): string {
+  if (u.search.length <= 1 && !u.href.includes('?')) return u.href;
+  const c = new URL(u.href);
+  const parts = c.search.slice(1).split('&').filter((p) => p !== '');
+  parts.sort();
+  c.search = parts.length ? `?${parts.join('&')}` : '';
+  return c.href;
+}
+
+/** The canonical form of a URL as a URL (de-duplication only; never sent). */
+export function canonicalizeUrl(input: string, base?: string): URL | null {
+  const u = parseCrawlUrl(input, base);
+  return u && new URL(canonicalKey(u));
+}
+
+/** What goes on the request line: everything after the origin, exactly as given (a bare "?" kept). */
+export function requestTarget(u: URL): string {
+  return u.href.slice(u.origin.length);
 }
 
 export interface SeedLineError {
@@ -94,10 +115,15 @@ export class Frontier {
 
   constructor(readonly rules: FollowRules) {}
 
-  /** Marks a URL as seen; false when it was already seen. */
-  markSeen(url: string): boolean {
-    if (this.seen.has(url)) return false;
-    this.seen.add(url);
+  /** Marks a URL as seen (by its canonical key); false when it was already seen. */
+  markSeen(url: URL | string): boolean {
+    let key: string;
+    if (typeof url === 'string') {
+      const u = parseCrawlUrl(url);
+      key = u ? canonicalKey(u) : url;
+    } else key = canonicalKey(url);
+    if (this.seen.has(key)) return false;
+    this.seen.add(key);
     return true;
   }
 

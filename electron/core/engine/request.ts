@@ -2,7 +2,7 @@
 // within priority (higher priority first), with O(1) push and shift.
 
 export interface CrawlRequest {
-  /** Canonical absolute URL. */
+  /** Absolute URL as the seed or link gave it (fragment dropped): sent byte for byte; de-duplicated by its canonical key. */
   readonly url: string;
   /** `scheme://host:port` and path+query, precomputed for the HTTP client. */
   readonly origin: string;
