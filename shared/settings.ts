@@ -74,7 +74,10 @@ export interface Settings {
   readonly DOWNLOAD_TIMEOUT: number;
   readonly DOWNLOAD_MAXSIZE: number;
   readonly USER_AGENT: string;
+  readonly RETRY_ENABLED: boolean;
   readonly RETRY_TIMES: number;
+  readonly RETRY_HTTP_CODES: readonly number[];
+  readonly RETRY_PRIORITY_ADJUST: number;
   readonly THROTTLING_MANAGER: string;
 }
 
@@ -344,7 +347,7 @@ function mapOf<T>(parse: (v: unknown) => T, allowed: string) {
 // ---------------------------------------------------------------------------------------------
 // The schema.
 
-export type SettingGroup = 'Concurrency' | 'Delays' | 'AutoThrottle' | 'Backoff' | 'Scopes' | 'robots.txt' | 'Downloads';
+export type SettingGroup = 'Concurrency' | 'Delays' | 'AutoThrottle' | 'Backoff' | 'Retries' | 'Scopes' | 'robots.txt' | 'Downloads';
 
 export interface SettingSpec {
   readonly name: SettingName;
@@ -371,6 +374,7 @@ function spec(
 
 const intGe = (min: number) => [num(min, { int: true }), `a whole number >= ${min}`] as const;
 const numGe = (min: number) => [num(min), `a number >= ${min}`] as const;
+const intAny = () => [num(-1000, { int: true, max: 1000 }), 'a whole number from -1000 to 1000'] as const;
 const numGt = (min: number) => [num(min, { exclusiveMin: true }), `a number > ${min}`] as const;
 /** Seconds of a delay, window or timeout: bounded by MAX_DELAY_SECONDS so every timer can be armed. */
 const secsGe = (min: number) => [secs(min), `a number >= ${min} and <= ${MAX_DELAY_SECONDS}`] as const;
@@ -441,8 +445,16 @@ export const SETTINGS_SCHEMA: readonly SettingSpec[] = [
     'Abort bodies larger than this; 0 means no limit.', 1024 * 1024 * 1024, ...intGe(0)),
   spec('USER_AGENT', 'Downloads', 'User agent',
     'User-Agent header, also used to read robots.txt.', DEFAULT_USER_AGENT, headerText, USER_AGENT_ALLOWED),
-  spec('RETRY_TIMES', 'Backoff', 'Retries after backoff',
-    'How many times a request answered with backoff feedback is retried (recorded each time).', 2, ...intGe(0)),
+  spec('RETRY_ENABLED', 'Retries', 'Retry',
+    'Retry requests answered with a status in RETRY_HTTP_CODES or failed by a transport error (Scrapy\'s RetryMiddleware); backoff decides when, this decides whether.',
+    true, bool, 'true or false'),
+  spec('RETRY_TIMES', 'Retries', 'Retries per request',
+    'How many times one request is retried; each attempt is recorded, and a request given up is reported with its reason.', 2, ...intGe(0)),
+  spec('RETRY_HTTP_CODES', 'Retries', 'Retried status codes',
+    'Statuses that are retried (Scrapy\'s default list).', [500, 502, 503, 504, 522, 524, 408, 429],
+    intList(100, 599), 'a list of whole numbers from 100 to 599'),
+  spec('RETRY_PRIORITY_ADJUST', 'Retries', 'Retry priority change',
+    'Added to a retried request\'s priority (negative: after the other waiting requests).', -1, ...intAny()),
   spec('THROTTLING_MANAGER', 'Scopes', 'Scope plug-in',
     'Path of an ES module exporting getScopes(request) and optionally getResponseBackoff(response); "" for none.',
     '', modulePath, 'a path to an ES module, or "" for none'),

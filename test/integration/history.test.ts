@@ -84,7 +84,8 @@ describe('history in SQLite', () => {
     // The flaky host's statuses and the hang show up.
     expect(summary.by_status['503']).toBeGreaterThan(0);
     expect(summary.by_status['404']).toBeGreaterThan(0);
-    expect(rows.filter((r) => r.errorKind === 'timeout').map((r) => new URL(r.url).pathname)).toEqual(['/page/7']);
+    // The hang times out on every attempt: the first and RETRY_TIMES (2) retries, then it is given up.
+    expect(rows.filter((r) => r.errorKind === 'timeout').map((r) => new URL(r.url).pathname)).toEqual(['/page/7', '/page/7', '/page/7']);
 
     // …and with the site: one row per request it received, per host.
     for (const host of ['ok.test', 'flaky.test']) {
@@ -134,6 +135,7 @@ describe('history in SQLite', () => {
     }
     const errors = reader.events(id, { kind: 'error' });
     expect(errors.some((e) => e.code === 'timeout' && e.slot === 'flaky.test' && e.text.includes('/page/7'))).toBe(true);
+    expect(errors.filter((e) => e.code === 'retries-exhausted').map((e) => new URL(/gave up on (\S+)/.exec(e.text)![1]).pathname)).toEqual(['/page/7']);
   });
 
   it('counts a redirect chain cut at the limit the same way in the summary and in the database', async () => {

@@ -14,7 +14,11 @@ describe('settings schema', () => {
     expect(DEFAULT_SETTINGS.DOWNLOAD_TIMEOUT).toBe(180);
     expect(DEFAULT_SETTINGS.DOWNLOAD_MAXSIZE).toBe(1024 ** 3);
     expect(DEFAULT_SETTINGS.RANDOMIZE_DOWNLOAD_DELAY).toBe(0.5);
-    expect(SETTINGS_SCHEMA).toHaveLength(31);
+    expect(DEFAULT_SETTINGS.RETRY_ENABLED).toBe(true);
+    expect(DEFAULT_SETTINGS.RETRY_TIMES).toBe(2);
+    expect(DEFAULT_SETTINGS.RETRY_HTTP_CODES).toEqual([500, 502, 503, 504, 522, 524, 408, 429]);
+    expect(DEFAULT_SETTINGS.RETRY_PRIORITY_ADJUST).toBe(-1);
+    expect(SETTINGS_SCHEMA).toHaveLength(34);
     for (const s of SETTINGS_SCHEMA) {
       expect(s.label.length, s.name).toBeGreaterThan(3);
       expect(s.help.length, s.name).toBeGreaterThan(10);
