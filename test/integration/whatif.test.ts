@@ -52,13 +52,14 @@ describe('what-if replay', () => {
           rate_limit: { requests: 6, per_seconds: 1, status: 429, retry_after: 1 },
         },
         'flaky.test': { address: '127.0.41.3', pages: 30, latency_ms: { base: 8, jitter: 6 }, statuses: { '503': 0.15 } },
+        'polite.test': { address: '127.0.41.4', pages: 8, latency_ms: 3, robots: { crawl_delay: 0.1 } },
       },
     });
     const db = join(freshDir(), 'whatif.sqlite');
     const { summary } = await runCrawl({
       config: crawlConfig({
         name: 'what-if source',
-        seeds: [`${s.origin('steady.test')}/`, `${s.origin('limited.test')}/`, `${s.origin('flaky.test')}/`],
+        seeds: [`${s.origin('steady.test')}/`, `${s.origin('limited.test')}/`, `${s.origin('flaky.test')}/`, `${s.origin('polite.test')}/`],
         follow: { scope: 'host' },
         settings: {
           AUTOTHROTTLE_ENABLED: true, AUTOTHROTTLE_START_DELAY: 0.05, AUTOTHROTTLE_MAX_DELAY: 0.4, AUTOTHROTTLE_TARGET_CONCURRENCY: 2,
@@ -85,10 +86,11 @@ describe('what-if replay', () => {
     expect(causes).toContain('backoff');
     expect(causes).toContain('retry-after');
     expect(causes).toContain('pin');
+    expect(causes).toContain('crawl-delay');
     expect(original.some((r) => r.backoffLevel > 1)).toBe(true);
 
     const result = await ok<{ crawlId: number; slots: number; responses: number }>(c, 'history.whatIf', { crawlId: summary.crawl_id, settings: {} });
-    expect(result).toEqual({ crawlId: expect.any(Number), slots: 3, responses: original.length });
+    expect(result).toEqual({ crawlId: expect.any(Number), slots: 4, responses: original.length });
     const derived = inOrder(reader, result.crawlId);
     expect(derived.map(({ delayBefore, delayAfter, delayCause, backoffLevel, ...rest }) => rest))
       .toEqual(original.map(({ delayBefore, delayAfter, delayCause, backoffLevel, ...rest }) => rest));
