@@ -20,7 +20,7 @@ function newest(path) {
 export function rendererUpToDate() {
   const index = join(outDir, 'index.html');
   if (!existsSync(index)) return false;
-  const inputs = [join(here, 'src'), join(here, 'index.html'), join(here, 'vite.config.ts'), join(here, 'public'), join(root, 'shared'), join(root, 'electron/server/client.ts')];
+  const inputs = [join(here, 'src'), join(here, 'index.html'), join(here, 'vite.config.ts'), join(here, 'public'), join(root, 'shared')];
   return statSync(index).mtimeMs > Math.max(...inputs.filter((p) => existsSync(p)).map(newest));
 }
 

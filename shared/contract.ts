@@ -25,6 +25,28 @@ export interface AppError {
 
 export type Reply<T = unknown> = { readonly ok: true; readonly result: T } | { readonly ok: false; readonly error: AppError };
 
+// The WebSocket wire format (JSON text frames) between the browser host (electron/server) and its
+// client (renderer/src/transport/ws-client.ts).
+
+/** Correlates a reply with its request; chosen by the client. */
+export type RequestId = number | string;
+
+/** Client → server. */
+export interface WireRequest {
+  readonly id: RequestId;
+  readonly method: string;
+  readonly params?: unknown;
+}
+
+/** Server → client, one per request; `id` is null when the frame was too broken to have one. */
+export type WireReply = { readonly id: RequestId | null } & Reply;
+
+/** Server → every client. */
+export interface WireEvent<E extends EventName = EventName> {
+  readonly event: E;
+  readonly payload: AppEvents[E];
+}
+
 /** A crawl as listed. Times are epoch ms. */
 export interface CrawlInfo {
   readonly id: number;

@@ -1,27 +1,9 @@
-// The WebSocket wire format (JSON text frames) and the one function that turns a client's frame
-// into a reply: anything malformed is answered as data and never reaches or breaks the dispatcher.
-// No Node imports: the browser client shares these types.
+// The one function that turns a client's WebSocket frame into a reply: anything malformed is
+// answered as data and never reaches or breaks the dispatcher. The wire format is the contract's.
 
-import { METHODS, type AppError, type AppEvents, type Dispatcher, type EventName, type Reply } from '../../shared/contract';
+import { METHODS, type AppError, type Dispatcher, type Reply, type RequestId, type WireReply } from '../../shared/contract';
 
-/** Correlates a reply with its request; chosen by the client. */
-export type RequestId = number | string;
-
-/** Client → server. */
-export interface WireRequest {
-  readonly id: RequestId;
-  readonly method: string;
-  readonly params?: unknown;
-}
-
-/** Server → client, one per request; `id` is null when the frame was too broken to have one. */
-export type WireReply = { readonly id: RequestId | null } & Reply;
-
-/** Server → every client. */
-export interface WireEvent<E extends EventName = EventName> {
-  readonly event: E;
-  readonly payload: AppEvents[E];
-}
+export type { RequestId, WireEvent, WireReply, WireRequest } from '../../shared/contract';
 
 const METHOD_SET: ReadonlySet<string> = new Set(METHODS);
 const MAX_ID_LENGTH = 200;

@@ -3,6 +3,7 @@
 
 import { ERROR_CODES, type AppError, type AppEvents, type EventName, type Method, type Params, type Result } from '../../../shared/contract';
 
+/** A transport's connection: the WebSocket client's states (IPC is always `open`). */
 export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
 export interface Transport {

@@ -1,7 +1,7 @@
 // The transport in a plain browser: the browser host's reconnecting WebSocket client at /ws of the
 // page's own origin. The token travels as the cookie set by the first page load (and in the URL).
 
-import { connect } from '../../../electron/server/client';
+import { connect } from './ws-client';
 import { afterFrame } from '../store/frame-store';
 import type { Transport } from './transport';
 

@@ -1,8 +1,11 @@
 // The renderer's side of the browser host: typed invoke/subscribe over one WebSocket that comes
-// back by itself after a restart or a network blip. Browser-safe: no Node imports, any WebSocket.
+// back by itself after a restart or a network blip. Browser-safe: no Node or DOM imports, any
+// WebSocket (the page's, or the `ws` package's in tests and benchmarks).
 
-import type { AppError, AppEvents, EventName, Method, Params, Result } from '../../shared/contract';
-import type { WireReply } from './protocol';
+import type { AppError, AppEvents, EventName, Method, Params, Result, WireReply } from '../../../shared/contract';
+import type { ConnectionState } from './transport';
+
+export type { ConnectionState } from './transport';
 
 /** Function types checked bivariantly, so both the DOM's and the `ws` package's handlers fit. */
 type Handler<E> = { bivarianceHack(event: E): void }['bivarianceHack'];
@@ -19,8 +22,6 @@ export interface WebSocketLike {
 }
 
 export type WebSocketConstructor = new (url: string) => WebSocketLike;
-
-export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
 
 export interface ConnectOptions {
   /** The WebSocket class; default `globalThis.WebSocket` (pass `WebSocket` from 'ws' in Node 20). */

@@ -3,7 +3,7 @@
 
 import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { connect, InvokeError, type ConnectionState } from '../../../electron/server/client';
+import { connect, InvokeError, type ConnectionState } from '../../../renderer/src/transport/ws-client';
 import type { AppEvents } from '../../../shared/contract';
 import { startServer } from '../../../electron/server/ws-server';
 import { CounterDispatcher, defer, startTestServer, until } from './fixtures';

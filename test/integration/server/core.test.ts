@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { createCore } from '../../../electron/core/create-core';
-import { connect } from '../../../electron/server/client';
+import { connect } from '../../../renderer/src/transport/ws-client';
 import { defer, startTestServer, until } from './fixtures';
 
 it('creates and lists a crawl of the real core over the WebSocket', async () => {
