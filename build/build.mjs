@@ -10,6 +10,7 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const entries = {
   cli: 'electron/cli.ts',
   'history-worker': 'electron/core/store/history-worker.ts',
+  'read-worker': 'electron/core/store/read-worker.ts',
   // The Electron host (package.json `main`): ESM like the rest, `electron` left external with every package.
   'electron/main': 'electron/main/index.ts',
 };

@@ -18,6 +18,7 @@ import { openHistoryWriter } from './store/history-writer';
 import { createExporter } from './store/export/exporter';
 import { ExportError, type ExportProgress, type ExportQuery, type ExportResult } from './store/export/index';
 import { openHistoryReader } from './store/queries';
+import { openHistoryReads } from './store/read-client';
 import { importScrapyLogInto, type LogSource } from './store/import/import-scrapy';
 import { parseTimeZone, type TimeZoneSpec } from './store/export/wall-time';
 import { mergeRetention } from './store/retention';
@@ -84,6 +85,8 @@ const fail = (code: AppError['code'], message: string, field?: string): never =>
 export async function createCore(o: CoreOptions): Promise<Core> {
   const writer = await openHistoryWriter(o.db);
   const reader = openHistoryReader(o.db);
+  // Chart and log reads run on a thread of their own (issue 14: never on the scheduler's loop).
+  const reads = openHistoryReads(o.db);
   const exporter = createExporter({ db: o.db, flush: () => writer.flush() });
   const listeners = new Set<Listener>();
   const running = new Map<number, Live>();
@@ -373,17 +376,17 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       } catch {
         s = DEFAULT_SETTINGS;
       }
-      return { columns: SLOT_COLUMNS, rows: reader.slotSummaries(p.id).map((sum) => storedSlotTuple(sum, s)), now: realNow() };
+      return { columns: SLOT_COLUMNS, rows: (await reads.read('slotSummaries', p.id)).map((sum) => storedSlotTuple(sum, s)), now: realNow() };
     },
     'slots.history': async (p) => {
       stored(p.id);
       await writer.flush();
-      return reader.history(p.id, { resolution: p.resolution, slot: p.slot, from: p.from, to: p.to, maxPoints: p.maxPoints });
+      return reads.read('history', p.id, { resolution: p.resolution, slot: p.slot, from: p.from, to: p.to, maxPoints: p.maxPoints });
     },
     'slots.responses': async (p) => {
       if (!reader.getCrawl(p.crawlId)) fail('not-found', `crawl ${p.crawlId} does not exist`, 'crawlId');
       await writer.flush();
-      return reader.scatter(p.crawlId, { slot: p.slot, from: p.from, to: p.to, maxPoints: p.maxPoints });
+      return reads.read('scatter', p.crawlId, { slot: p.slot, from: p.from, to: p.to, maxPoints: p.maxPoints });
     },
     'store.retention.get': () => reader.retention(),
     'store.retention.set': (p) => {
@@ -411,12 +414,12 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       stored(p.id);
       await writer.flush();
       // The latest `limit` events, read as such (a long crawl's log is not loaded whole to keep its tail).
-      return reader.events(p.id, { kind: p.kind, slot: p.slot, limit: p.limit, latest: true });
+      return reads.read('events', p.id, { kind: p.kind, slot: p.slot, limit: p.limit, latest: true });
     },
     'log.changes': async (p) => {
       stored(p.id);
       await writer.flush();
-      return reader.changes(p.id, { slot: p.slot });
+      return reads.read('changes', p.id, { slot: p.slot });
     },
     // No progress is reported for a text that came in one message (at most 1 MiB over the WebSocket).
     'history.importScrapyLog': (p) =>
@@ -481,6 +484,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       await exporter.close();
       listeners.clear();
       reader.close();
+      await reads.close();
       await writer.close();
     },
   };

@@ -81,21 +81,21 @@ export interface WorkerPriority {
 }
 
 /**
- * Finds the bundled history worker: `./history-worker.js` beside this module when running from
- * dist/, else `<package root>/dist/history-worker.js`. Throws when it has not been built.
+ * Finds a bundled worker (`history-worker` by default): `./NAME.js` beside this module when running
+ * from dist/, else `<package root>/dist/NAME.js`. Throws when it has not been built.
  */
-export function resolveWorkerFile(moduleUrl: string = import.meta.url): URL {
-  const beside = new URL('./history-worker.js', moduleUrl);
+export function resolveWorkerFile(moduleUrl: string = import.meta.url, name = 'history-worker'): URL {
+  const beside = new URL(`./${name}.js`, moduleUrl);
   if (moduleUrl.startsWith('file:') && existsSync(beside)) return beside;
   let dir = dirname(fileURLToPath(moduleUrl));
   for (;;) {
     if (existsSync(join(dir, 'package.json'))) {
-      const built = join(dir, 'dist', 'history-worker.js');
+      const built = join(dir, 'dist', `${name}.js`);
       if (existsSync(built)) return pathToFileURL(built);
-      throw new Error(`history worker not built: ${built} is missing; run \`npm run build\``);
+      throw new Error(`${name} not built: ${built} is missing; run \`npm run build\``);
     }
     const up = dirname(dir);
-    if (up === dir) throw new Error(`history worker not found from ${moduleUrl}; run \`npm run build\``);
+    if (up === dir) throw new Error(`${name} not found from ${moduleUrl}; run \`npm run build\``);
     dir = up;
   }
 }
