@@ -157,6 +157,24 @@ export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource,
   const pending: Pending[] = [];
   const unpaired = new Map<string, Pending[]>();
 
+  /**
+   * The debug line a response line (Crawled/Redirecting/Retrying) belongs to, taken out of the waiting
+   * ones. Scrapy writes a response's debug line first (response_downloaded fires in the downloader)
+   * and its response line a few event-loop hops later, after the downloader middlewares; another
+   * response's debug line may come between them, but the lines keep their order (first in, first
+   * out). The response line does not name its slot, so: the oldest waiting debug line of the slot
+   * named like the URL's host (a slot keyed by host name, Scrapy's default), else the oldest waiting
+   * debug line of any slot (a slot keyed by meta["download_slot"] or by IP address).
+   */
+  const pairFor = (url: string): Pending | undefined => {
+    const host = hostOf(url);
+    const own = host === null ? undefined : unpaired.get(host)?.shift();
+    if (own) return own;
+    const oldest = pending.find((p) => !p.paired);
+    if (oldest) unpaired.get(oldest.f.slot)?.shift();
+    return oldest;
+  };
+
   const bad = (reason: string, text: string) => {
     unreadable++;
     if (firstUnreadable.length < FIRST_UNREADABLE) firstUnreadable.push({ line: lineNo, reason, text: text.length > 200 ? `${text.slice(0, 197)}...` : text });
@@ -260,9 +278,7 @@ export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource,
           const m = l.message;
           const resp = parseResponseMessage(m);
           if (resp) {
-            const host = resp.cached ? null : hostOf(resp.url);
-            const q = host === null ? undefined : unpaired.get(host);
-            const p = q?.shift();
+            const p = resp.cached ? undefined : pairFor(resp.url);
             if (p) {
               p.status = resp.status;
               p.method = resp.method;
