@@ -132,7 +132,8 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
     settings = DEFAULT_SETTINGS;
   }
 
-  const resolve: Record<string, string> = {};
+  // No prototype: a host named __proto__ or constructor is a host like any other.
+  const resolve: Record<string, string> = Object.create(null);
   if (c.resolve !== undefined) {
     if (typeof c.resolve !== 'object' || c.resolve === null || Array.isArray(c.resolve)) {
       err('resolve', c.resolve, 'an object {host: IP address}');

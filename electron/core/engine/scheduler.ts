@@ -13,7 +13,13 @@ const QUOTA_SCAN = 16;
 
 /** A request's expected cost in a scope (SPEC 5.4: 1 unless given). */
 export function costOf(req: CrawlRequest, key: string): number {
-  return req.costs?.[key] ?? 1;
+  const costs = req.costs;
+  return (costs !== null && Object.hasOwn(costs, key) ? costs[key] : undefined) ?? 1;
+}
+
+/** A map's own entry (never one of Object's: a slot may be called constructor or __proto__). */
+function ownValue<T>(map: Readonly<Record<string, T>>, key: string): T | undefined {
+  return Object.hasOwn(map, key) ? map[key] : undefined;
 }
 
 /** Starts per pump before yielding to the event loop. */
@@ -83,7 +89,7 @@ export class Scheduler {
     if (!slot) {
       slot = this.dormant.get(key);
       if (slot) this.dormant.delete(key);
-      else slot = new Slot(key, this.settings.DOWNLOAD_SLOTS[key], this.settings);
+      else slot = new Slot(key, ownValue(this.settings.DOWNLOAD_SLOTS, key), this.settings);
       slot.lastActive = this.clock.now();
       this.slots.set(key, slot);
       this.armSweep();
@@ -195,12 +201,13 @@ export class Scheduler {
   /** The request's other scopes take their place, and every scope with a quota its cost. */
   private beginScopes(req: CrawlRequest, slot: Slot, now: number): void {
     const s = this.settings;
+    // No prototype: a scope named __proto__ or constructor is a key like any other.
     let windows: Record<string, number> | null = null;
-    if (slot.quota(s)) (windows ??= {})[slot.key] = slot.consumeQuota(s, costOf(req, slot.key), now);
+    if (slot.quota(s)) (windows ??= Object.create(null) as Record<string, number>)[slot.key] = slot.consumeQuota(s, costOf(req, slot.key), now);
     for (const key of req.scopeKeys) {
       const scope = this.slot(key);
       scope.beginScope(now, s, this.random);
-      if (scope.quota(s)) (windows ??= {})[key] = scope.consumeQuota(s, costOf(req, key), now);
+      if (scope.quota(s)) (windows ??= Object.create(null) as Record<string, number>)[key] = scope.consumeQuota(s, costOf(req, key), now);
     }
     req.quotaWindows = windows;
   }

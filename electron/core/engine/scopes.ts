@@ -73,7 +73,8 @@ export function addScopes(set: ScopeSet, v: unknown): void {
     for (const [k, cost] of Object.entries(v as Record<string, unknown>)) {
       addScopes(set, k);
       const n = Number(cost);
-      if (Number.isFinite(n) && n >= 0) (set.costs ??= {})[k] = n;
+      // No prototype: a scope named __proto__ keeps its cost (it would set the prototype of {}).
+      if (Number.isFinite(n) && n >= 0) (set.costs ??= Object.create(null) as Record<string, number>)[k] = n;
     }
   }
 }
