@@ -1,6 +1,8 @@
 // Scrapy's AUTOTHROTTLE_DEBUG line, byte for byte (SPEC 4.3), and its log prefix for exports.
 // Python's %d on a float truncates toward zero; widths are minimums; %+d prints +0 for (-1, 0].
 
+import type { EventKind } from './types';
+
 function padLeft(s: string, width: number): string {
   return s.length >= width ? s : ' '.repeat(width - s.length) + s;
 }
@@ -64,12 +66,10 @@ function two(n: number): string {
 /** An engine event (a debug line, note, warning or error) as a log line. */
 export interface LogEventFields {
   readonly t: number;
-  readonly kind: 'debug' | 'info' | 'warning' | 'error';
+  readonly kind: EventKind;
   readonly code: string;
   readonly text: string;
 }
-
-const LEVEL = { debug: 'INFO', info: 'INFO', warning: 'WARNING', error: 'ERROR' } as const;
 
 /**
  * An event as a log line: AutoThrottle's debug lines exactly as Scrapy prints them (logger
@@ -78,7 +78,8 @@ const LEVEL = { debug: 'INFO', info: 'INFO', warning: 'WARNING', error: 'ERROR' 
  */
 export function eventLogLine(e: LogEventFields): string {
   if (e.kind === 'debug' && e.code === 'autothrottle') return scrapyLogPrefix(e.t) + e.text;
-  return scrapyLogPrefix(e.t, 'slotscope', LEVEL[e.kind]) + e.text;
+  // Python's logging levels: a debug line and a note are INFO, the rest their own name.
+  return scrapyLogPrefix(e.t, 'slotscope', e.kind === 'debug' ? 'INFO' : e.kind.toUpperCase()) + e.text;
 }
 
 /** Scrapy's default log prefix in local time: `2026-11-22 10:00:00 [scrapy.extensions.throttle] INFO: `. */

@@ -3,7 +3,7 @@
 // the live settings. It knows nothing of queues, lanes or the heap (those are the runtime slot's).
 
 import { drawFactor, type DownloadSlotOverride, type Randomize, type ScopeSettings, type Settings } from '../../../../shared/settings';
-import { scopeAutoThrottle, settingsConcurrency, type ScopeAutoThrottleParams } from '../../../../shared/throttle-rules';
+import { concurrencyLimit, scopeAutoThrottle, scopeConfig, type ScopeAutoThrottleParams } from '../../../../shared/throttle-rules';
 import type { DelayCause } from '../../../../shared/types';
 import { BackoffState, backoffDelay, backoffParams, type BackoffParams } from './backoff';
 import { RampupState, rampupBegin, rampupDelay, type RampupParams } from './rampup';
@@ -60,7 +60,7 @@ export class SlotPolicy {
 
   private refresh(s: Settings): void {
     this.cfgFor = s;
-    this.cfg = Object.prototype.hasOwnProperty.call(s.THROTTLING_SCOPES, this.key) ? s.THROTTLING_SCOPES[this.key] : undefined;
+    this.cfg = scopeConfig(this.key, s).scope;
     this.backoffP = backoffParams(s, this.cfg?.backoff);
     this.atP = scopeAutoThrottle(this.key, s);
     this.rampupP = this.cfg?.rampup ? { target: s.RAMPUP_BACKOFF_TARGET, window: this.backoffP.window } : null;
@@ -125,12 +125,7 @@ export class SlotPolicy {
   }
 
   concurrency(s: Settings): number {
-    if (this.pinConcurrency !== null) return this.pinConcurrency;
-    const scoped = this.scope(s)?.concurrency;
-    if (scoped !== undefined) return scoped;
-    if (this.crawlDelay !== null) return 1;
-    if (this.override?.concurrency !== undefined) return this.override.concurrency;
-    return settingsConcurrency(s);
+    return concurrencyLimit(this.scope(s), this.override, s, this.pinConcurrency, this.crawlDelay !== null);
   }
 
   randomization(s: Settings): Randomize {

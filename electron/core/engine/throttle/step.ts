@@ -4,7 +4,7 @@
 // record, the only source of the stored response row's delays, the debug line and every export.
 
 import type { Settings } from '../../../../shared/settings';
-import type { ChangeSource, DelayCause } from '../../../../shared/types';
+import type { ChangeSource, DelayCause, ThrottleNote } from '../../../../shared/types';
 import { autothrottleApplies, autothrottleNextDelay } from './autothrottle';
 import { backoffDelay, blockFromHeaders, isFeedback, recover, stepUp, type Block } from './backoff';
 import type { SlotPolicy } from './policy';
@@ -46,7 +46,7 @@ export interface StepChange {
 
 /** A note in words for the log (an 'info' event). */
 export interface StepNote {
-  readonly code: 'backoff-step' | 'rampup-cut' | 'retry-after';
+  readonly code: ThrottleNote;
   readonly text: string;
 }
 

@@ -3,6 +3,7 @@
 
 import type { Settings } from '../../../../shared/settings';
 import type { ChangeRecord, SlotChange } from '../../../../shared/types';
+import { concurrencyLimit as limitOf, scopeAutoThrottle, scopeConfig } from '../../../../shared/throttle-rules';
 
 /** A value that holds from `t` (epoch ms) until the next step (null: none, e.g. no pin). */
 export interface Step<V extends number | null = number> {
@@ -33,20 +34,15 @@ export function settingsEpochs(current: Settings, changes: readonly ChangeRecord
   return out;
 }
 
-/** AutoThrottle's target concurrency for a slot under `s` (its scope's, else the crawl's). */
+/** AutoThrottle's target concurrency for a slot under `s` (its scope's, else the crawl's): the engine's rule. */
 export function targetConcurrency(slot: string, s: Settings): number {
-  return s.THROTTLING_SCOPES?.[slot]?.autothrottle?.target_concurrency ?? s.AUTOTHROTTLE_TARGET_CONCURRENCY;
+  return scopeAutoThrottle(slot, s).target;
 }
 
-/** The concurrency a slot may use under `s`, as configured (pins and Crawl-delay passed in). */
+/** The concurrency a slot may use under `s`, as configured (pins and Crawl-delay passed in): the engine's rule. */
 export function concurrencyLimit(slot: string, s: Settings, pin: number | null, crawlDelay: boolean): number {
-  if (pin !== null) return pin;
-  const scoped = s.THROTTLING_SCOPES?.[slot]?.concurrency;
-  if (scoped !== undefined) return scoped;
-  if (crawlDelay) return 1;
-  const o = s.DOWNLOAD_SLOTS?.[slot]?.concurrency;
-  if (o !== undefined) return o;
-  return s.CONCURRENT_REQUESTS_PER_IP > 0 ? s.CONCURRENT_REQUESTS_PER_IP : s.CONCURRENT_REQUESTS_PER_DOMAIN;
+  const { scope, override } = scopeConfig(slot, s);
+  return limitOf(scope, override, s, pin, crawlDelay);
 }
 
 /** Step series of a slot's target concurrency and concurrency limit, from `start` to `end`. */
