@@ -4,7 +4,7 @@
 import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
-import { applySettings, type Settings, type SettingsResult } from '../../../shared/settings';
+import { applySettings, validateDelayPin, type Settings, type SettingsResult } from '../../../shared/settings';
 import type { ChangeRecord, ChangeSource, CrawlStatus, EventRecord, ResponseRecord } from '../../../shared/types';
 import type { CrawlStatsWire } from '../../../shared/contract';
 import { createRealClock, type Clock } from '../clock';
@@ -289,8 +289,8 @@ export class Crawler {
     this.scheduler.reschedule(slot);
   }
 
-  pinDelay(key: string, seconds: number | null): void {
-    if (seconds !== null && !(Number.isFinite(seconds) && seconds >= 0)) throw new RangeError(`delay pin: ${seconds} is not allowed (a number >= 0, or null to clear)`);
+  pinDelay(key: string, pin: number | null): void {
+    const seconds = validateDelayPin(pin);
     const slot = this.scheduler.slot(key);
     const old = slot.pinDelay;
     slot.pinDelay = seconds;

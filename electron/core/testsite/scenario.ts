@@ -717,7 +717,8 @@ export function parseScenario(json: unknown): Scenario {
     throw new ScenarioError(c.issues);
   }
   const top = c.object('', json, TOP_FIELDS) ?? {};
-  const hosts: Record<string, HostSpec> = {};
+  // No prototype: a host named __proto__ or constructor is a plain key, never dropped or inherited.
+  const hosts: Record<string, HostSpec> = Object.create(null) as Record<string, HostSpec>;
   if (top.hosts === undefined) c.missing('hosts', 'an object mapping host names to hosts');
   else {
     const raw = c.object('hosts', top.hosts, null);

@@ -62,7 +62,7 @@ describe('frontier', () => {
     expect(msgs).toMatch(/follow.scope: "site" is not allowed \(one of host, domain, any, none\)/);
     expect(msgs).toMatch(/follow.max_depth: -1 is not allowed \(a whole number >= 0\)/);
     expect(msgs).toMatch(/follow.include\[0\]: "\(" is not allowed \(a valid regular expression/);
-    expect(msgs).toMatch(/settings.DOWNLOAD_DELAY: -2 is not allowed \(a number >= 0\)/);
+    expect(msgs).toMatch(/settings.DOWNLOAD_DELAY: -2 is not allowed \(a number >= 0 and <= 86400\)/);
     expect(msgs).toMatch(/resolve\["a.test"\]: "nope" is not allowed/);
     const ok = parseCrawlConfig({ seeds: 'http://a.test/\nbad\n' });
     expect(ok.ok && ok.config.seeds).toEqual(['http://a.test/']);
