@@ -2,7 +2,7 @@
 // batch's transaction; a resumed crawl reads its frontier, slot states and totals back from here.
 
 import type { Database, Statement } from 'better-sqlite3';
-import type { SavedCrawl, SavedRequest, SavedSlot, SlotSnapshot, SlotTotals } from '../engine/resume';
+import type { SavedCrawl, SavedRequest, SavedSlot, SlotSnapshot, SlotTotals } from '../saved-crawl';
 import { openDatabase } from './database';
 import {
   F_CRAWL, F_DEPTH, F_OP, F_PRIORITY, F_REDIRECTS, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_DONE, OP_QUEUED, OP_REQUEUED,

@@ -5,15 +5,9 @@ import { migration0001, SLOTSCOPE_APPLICATION_ID } from './migrations/0001-initi
 import { migration0002 } from './migrations/0002-frontier';
 import { migration0003 } from './migrations/0003-aggregates';
 import { migration0004 } from './migrations/0004-slot-last-cause';
+import type { Migration } from './migrations/migration';
 
-/** One schema step. Never edit a released migration: append a new one. */
-export interface Migration {
-  /** 1, 2, 3, … in order without gaps; stored in PRAGMA user_version once applied. */
-  readonly version: number;
-  readonly name: string;
-  /** Runs inside the migration's transaction. */
-  up(db: Database): void;
-}
+export type { Migration } from './migrations/migration';
 
 /** Every known migration, oldest first. Append new ones here. */
 export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004];

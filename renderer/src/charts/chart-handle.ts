@@ -5,15 +5,12 @@ import { Chart, type ChartConfiguration, type ChartDataset } from 'chart.js';
 import { FrameStore } from '../store/frame-store';
 import { chartAnnotations, setChartAnnotations, type AnnotationHover, type ChartAnnotation } from './annotation-plugin';
 import { drawStats, setChartBackground } from './chart-plugins';
+import type { ChartSnapshot, XY } from './chart-data';
 import { noteChartWork, registerChart, unregisterChart } from './chart-registry';
 import { setupCharts } from './chart-setup';
 import { readTheme, type ChartTheme } from './theme';
 
-/** A data point as Chart.js takes it with `parsing: false`. */
-export interface XY {
-  x: number;
-  y: number | null;
-}
+export type { ChartSnapshot, XY } from './chart-data';
 
 /** How the table fallback lays the data out: one row per x with a column per series, or one row per point. */
 export type TableLayout = 'wide' | 'long';
@@ -34,20 +31,6 @@ export interface ChartSpec {
   build(theme: ChartTheme): ChartConfiguration;
   /** Wheel zoom and drag pan on x; the callback gets the new x range when a gesture ends. */
   readonly zoom?: boolean;
-}
-
-/** What the test hook exposes of a chart (data, not pixels). */
-export interface ChartSnapshot {
-  readonly id: string;
-  readonly title: string;
-  readonly datasets: readonly { readonly label: string; readonly type: string; readonly points: readonly XY[] }[];
-  readonly annotations: readonly ChartAnnotation[];
-  readonly xMin: number | null;
-  readonly xMax: number | null;
-  readonly draws: number;
-  readonly firstDataDrawAt: number | null;
-  readonly lastDrawAt: number | null;
-  readonly points: number;
 }
 
 type Range = { readonly min: number | undefined; readonly max: number | undefined };

@@ -1,7 +1,17 @@
 // The charts on screen, by id, exposed as `window.__slotscopeCharts` so browser tests and the
 // benchmark read what a chart holds (datasets, annotations, paint times) instead of its pixels.
 
-import type { ChartHandle, ChartSnapshot } from './chart-handle';
+import type { Chart } from 'chart.js';
+import type { ChartSnapshot } from './chart-data';
+
+/** What the registry needs of a chart on screen (a ChartHandle, which imports this module). */
+export interface RegisteredChart {
+  readonly spec: { readonly id: string };
+  snapshot(): ChartSnapshot;
+  instance(): Chart | null;
+  onZooming: ((min: number, max: number) => void) | null;
+  onZoomed: ((min: number, max: number) => void) | null;
+}
 
 export interface ChartsHook {
   /** Ids of the charts on screen. */
@@ -22,7 +32,7 @@ declare global {
   }
 }
 
-const charts = new Map<string, ChartHandle>();
+const charts = new Map<string, RegisteredChart>();
 const work = { updates: 0, ms: 0 };
 
 /** Counts one chart update and its duration (for the hook's `work()`). */
@@ -51,11 +61,11 @@ const hook: ChartsHook = {
   },
 };
 
-export function registerChart(h: ChartHandle): void {
+export function registerChart(h: RegisteredChart): void {
   charts.set(h.spec.id, h);
   if (typeof window !== 'undefined') window.__slotscopeCharts = hook;
 }
 
-export function unregisterChart(h: ChartHandle): void {
+export function unregisterChart(h: RegisteredChart): void {
   if (charts.get(h.spec.id) === h) charts.delete(h.spec.id);
 }

@@ -1,6 +1,6 @@
 // The first schema of the history database: crawls, slots, raw samples, changes, events and
 // the running aggregates (per slot, per status, per second/minute) that keep long crawls fast to query.
-import type { Migration } from '../migrate';
+import type { Migration } from './migration';
 
 /** 'SlSc' in ASCII: marks a file as a Slotscope history database (PRAGMA application_id). */
 export const SLOTSCOPE_APPLICATION_ID = 0x536c5363;

@@ -1,6 +1,6 @@
 // Crash-safe resume: the frontier of every crawl (each accepted URL with its state) and each slot's
 // learned throttle state, so a crawl killed or quit mid-way continues where it was.
-import type { Migration } from '../migrate';
+import type { Migration } from './migration';
 
 export const migration0002: Migration = {
   version: 2,

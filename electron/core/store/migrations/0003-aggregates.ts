@@ -1,6 +1,6 @@
 // Long crawls stay fast to inspect: buckets of 1 s to 1 h per slot and for the whole crawl (series,
 // rebuilt from the raw rows), app-level settings (retention), derived crawls (what-if).
-import type { Migration } from '../migrate';
+import type { Migration } from './migration';
 
 export const migration0003: Migration = {
   version: 3,

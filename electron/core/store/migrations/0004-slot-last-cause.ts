@@ -1,7 +1,7 @@
 // The slot table of a crawl that is not running shows what bound each slot's delay and its backoff
 // level at the end: kept in slot_stats beside last_delay (one row per slot), filled for older
 // databases from each slot's latest response.
-import type { Migration } from '../migrate';
+import type { Migration } from './migration';
 
 export const migration0004: Migration = {
   version: 4,
