@@ -190,7 +190,9 @@ describe('vocabularies are declared once, in shared/', () => {
 
   it('every change name the engine records is a setting or in SLOT_CHANGES', () => {
     const names = new Set<string>([...SETTINGS_SCHEMA.map((s) => s.name), ...SLOT_CHANGES]);
-    const written = ENGINE().flatMap((f) => [...code(f).matchAll(/(?:setting:\s*|slotChange\(\s*\w+\s*,\s*|\bchange\(\s*)'([^']+)'/g)].map((m) => ({ name: m[1], at: rel(f) })));
+    // A change record's literal ({ …, setting: 'x', …, source: … }), the crawler's slotChange(slot, 'x', …) and the replay's change('x', …).
+    const written = ENGINE().flatMap((f) => [...code(f).matchAll(/(?:\{[^{}]*\bsetting:\s*'([^']+)'(?=[^{}]*\bsource:)|slotChange\(\s*\w+\s*,\s*'([^']+)'|\bchange\(\s*'([^']+)')/g)]
+      .map((m) => ({ name: m[1] ?? m[2] ?? m[3], at: rel(f) })));
     expect(written.length).toBeGreaterThan(0);
     expect(written.filter((w) => !names.has(w.name))).toEqual([]);
   });
