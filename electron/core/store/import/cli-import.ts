@@ -4,11 +4,13 @@ import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { FlagError, flagError, readFlags, type CommandIo } from '../export/cli-export';
 import { parseTimeZone, TIME_ZONE_ALLOWED, type TimeZoneSpec } from '../export/wall-time';
+import { settingSpec } from '../../../../shared/settings';
 import { importScrapyLog } from './import-scrapy';
 
 export const IMPORT_USAGE = `  slotscope import --scrapy-log FILE --db FILE.sqlite [--name NAME] [--tz local|UTC|+HH:MM] [--quiet]
       Turn a Scrapy log written with AUTOTHROTTLE_DEBUG (2.8 to 2.18) into a finished crawl; lines it
-      cannot read are counted and listed, never fatal. --tz: zone of the log's times (default local).`;
+      cannot read, and settings whose value it cannot read or use, are listed, never fatal.
+      --tz: zone of the log's times (default local).`;
 
 /** Runs `slotscope import …`; resolves with the exit code (0 ok, 1 nothing imported or failure, 2 invalid input). */
 export async function runImportCommand(argv: readonly string[], io: CommandIo): Promise<number> {
@@ -73,6 +75,10 @@ export async function runImportCommand(argv: readonly string[], io: CommandIo): 
     for (const u of r.firstUnreadable) err(`import: line ${u.line} not read (${u.reason}): ${u.text}`);
     if (r.unreadable > r.firstUnreadable.length) err(`import: ... and ${r.unreadable - r.firstUnreadable.length} more unreadable lines`);
   }
+  // A skipped setting Slotscope uses changes what the crawl (and a what-if of it) does: said even with --quiet.
+  for (const k of r.settingsSkipped) {
+    if (!quiet || settingSpec(k.setting)) err(`import: setting ${k.setting} skipped (${k.reason})`);
+  }
   if (r.crawlId === null) {
     err(`slotscope import: no AUTOTHROTTLE_DEBUG line in ${log} (${r.lines} lines read); Scrapy writes them with ` +
       'AUTOTHROTTLE_ENABLED = True and AUTOTHROTTLE_DEBUG = True. Nothing was imported.');
@@ -84,7 +90,8 @@ export async function runImportCommand(argv: readonly string[], io: CommandIo): 
   io.stdout.write(`${JSON.stringify({
     crawl_id: r.crawlId, name: r.name, lines: r.lines, debug_lines: r.debugLines, with_status: r.withStatus, slots: r.slots,
     unreadable: r.unreadable, unreadable_lines: r.firstUnreadable.map((u) => u.line), scrapy_version: r.scrapyVersion,
-    settings_applied: r.settingsApplied, started_at: r.startedAt, finished_at: r.finishedAt,
+    settings_applied: r.settingsApplied, settings_ignored: r.settingsIgnored,
+    settings_skipped: r.settingsSkipped.map((k) => ({ setting: k.setting, reason: k.reason })), started_at: r.startedAt, finished_at: r.finishedAt,
   })}\n`);
   return r.crawlId === null ? 1 : 0;
 }

@@ -11,7 +11,7 @@ import type { ImportReport, UnreadableLine } from '../../../../shared/contract';
 import type { EventRecord, ResponseRecord } from '../../../../shared/types';
 import { openHistoryWriter, type HistoryWriter, type HistoryWriterOptions } from '../history-writer';
 import type { TimeZoneSpec } from '../export/wall-time';
-import { bracketsBalanced, parseLogLine, parsePythonLiteral, parseResponseMessage, type DebugFields } from './scrapy-log';
+import { bracketsBalanced, parseLogLine, parseResponseMessage, readSettingsDict, type DebugFields } from './scrapy-log';
 
 export interface ImportOptions {
   /** The crawl's name; default `Scrapy log <file name>`. */
@@ -24,6 +24,18 @@ export interface ImportOptions {
 }
 
 export type { ImportReport, UnreadableLine } from '../../../../shared/contract';
+
+/** A setting of the log's "Overridden settings" that the crawl does not have, and why. */
+export interface SkippedSetting {
+  readonly setting: string;
+  /** Its value is not a Python literal (`<class …>`, `<function …>`, …), or Slotscope refuses the value. */
+  readonly reason: string;
+}
+
+/** The import report with the settings skipped (each also in settingsIgnored, and an event of the crawl). */
+export interface ScrapyImportReport extends ImportReport {
+  readonly settingsSkipped: readonly SkippedSetting[];
+}
 
 /** A debug line waiting (a few seconds at most) for the line that gives its status and URL. */
 interface Pending {
@@ -99,7 +111,7 @@ function toRecords(p: Pending): { response: ResponseRecord; changed: boolean; ev
  * Throws only when the log cannot be read or the database cannot be opened or written; lines it
  * cannot read are counted in the report.
  */
-export async function importScrapyLog(file: string, dbFile: string, o: ImportOptions = {}): Promise<ImportReport> {
+export async function importScrapyLog(file: string, dbFile: string, o: ImportOptions = {}): Promise<ScrapyImportReport> {
   const size = (await stat(file)).size;
   const writer: HistoryWriter = await openHistoryWriter(dbFile, o.writer);
   const input = createReadStream(file, { encoding: 'utf8' });
@@ -123,7 +135,7 @@ export interface LogSource {
 }
 
 /** The log of `src` into a crawl written by `writer` (which stays open: the core's own, or the CLI's). */
-export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource, o: ImportOptions = {}): Promise<ImportReport> {
+export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource, o: ImportOptions = {}): Promise<ScrapyImportReport> {
   const { input, size } = src;
   const file = src.fileName;
   const tz = o.tz ?? 'local';
@@ -150,7 +162,10 @@ export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource,
   let settings: Settings = { ...DEFAULT_SETTINGS, AUTOTHROTTLE_ENABLED: true, AUTOTHROTTLE_DEBUG: true };
   const settingsApplied: string[] = [];
   const settingsIgnored: string[] = [];
+  const settingsSkipped: SkippedSetting[] = [];
   let settingsText: string | null = null;
+  /** Time of the "Overridden settings" line. */
+  let settingsTime: number | null = null;
   /** Warnings and errors seen before the crawl row exists (bounded). */
   const earlyEvents: EventRecord[] = [];
 
@@ -180,20 +195,49 @@ export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource,
     if (firstUnreadable.length < FIRST_UNREADABLE) firstUnreadable.push({ line: lineNo, reason, text: text.length > 200 ? `${text.slice(0, 197)}...` : text });
   };
 
+  /** A setting left out, named in the report and as an event: a warning if Slotscope uses it, a note if not. */
+  const skipSetting = (setting: string, reason: string) => {
+    settingsIgnored.push(setting);
+    settingsSkipped.push({ setting, reason });
+    const t = settingsTime ?? lastTime;
+    if (t === null) return;
+    const used = settingSpec(setting) !== undefined;
+    const e: EventRecord = {
+      t, slot: null, kind: used ? 'warning' : 'info', code: 'import-setting',
+      text: `Overridden settings: ${setting} skipped (${reason}); ` +
+        (used ? 'the imported crawl has its default value' : 'Slotscope has no such setting'),
+      data: { setting, reason },
+    };
+    if (crawlId !== null) writer.recordEvent(crawlId, e);
+    else if (earlyEvents.length < 1000) earlyEvents.push(e);
+  };
+
+  /** Reads the "Overridden settings" dict: each value on its own, so one that cannot be read loses only itself. */
   const applyOverridden = (text: string) => {
-    const dict = parsePythonLiteral(text.trim());
-    if (typeof dict !== 'object' || dict === null || Array.isArray(dict)) return;
-    for (const [k, v] of Object.entries(dict as Record<string, unknown>)) {
+    const dict = readSettingsDict(text);
+    if (dict === null) {
+      skipSetting('(all)', `the settings are not a Python dict: ${JSON.stringify(text.trim().slice(0, 80))}`);
+      return;
+    }
+    const unread = new Map(dict.skipped.map((u) => [u.setting, u.reason]));
+    for (const k of dict.keys) {
+      const why = unread.get(k);
+      if (why !== undefined) {
+        skipSetting(k, why);
+        continue;
+      }
       if (!settingSpec(k)) {
         settingsIgnored.push(k);
         continue;
       }
-      const r = applySettings({ [k]: v }, settings);
+      const r = applySettings({ [k]: dict.values[k] }, settings);
       if (r.ok) {
         settings = r.settings;
         settingsApplied.push(k);
-      } else settingsIgnored.push(k);
+      } else skipSetting(k, r.errors.map((x) => x.message).join('; '));
     }
+    // What could not be read past a broken key ("(the rest)").
+    for (const u of dict.skipped) if (!dict.keys.includes(u.setting)) skipSetting(u.setting, u.reason);
   };
 
   const ensureCrawl = async (first: Pending) => {
@@ -286,6 +330,7 @@ export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource,
               p.paired = true;
             }
           } else if (m.startsWith('Overridden settings:')) {
+            settingsTime = l.time ?? lastTime;
             const rest = m.slice('Overridden settings:'.length);
             if (rest.trim() !== '' && bracketsBalanced(rest)) applyOverridden(rest);
             else settingsText = rest;
@@ -335,7 +380,7 @@ export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource,
     o.onProgress?.({ bytes: size, size, lines: lineNo });
     return {
       crawlId, name, lines: lineNo, debugLines, withStatus, slots: slots.size, unreadable, firstUnreadable, scrapyVersion,
-      settingsApplied, settingsIgnored, startedAt: openedAt ?? firstTime, finishedAt: closedAt ?? lastTime,
+      settingsApplied, settingsIgnored, settingsSkipped, startedAt: openedAt ?? firstTime, finishedAt: closedAt ?? lastTime,
     };
   } finally {
     lines.close();

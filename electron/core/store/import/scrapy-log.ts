@@ -155,106 +155,307 @@ export function parseLogLine(line: string, tz: TimeZoneSpec): LogLine {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Python literals: the "Overridden settings:" dict Scrapy logs at start-up (pprint, maybe multi-line).
+// Python literals: the "Overridden settings:" dict Scrapy logs at start-up (`pprint.pformat`, maybe
+// over several lines). Its values are reprs: literals (str, int, float, bool, None, list, tuple,
+// dict, set) are read; anything else (`<class '…'>`, `<function … at 0x…>`, `datetime.datetime(…)`,
+// bytes) is not a literal and is skipped on its own, with the text it had.
+
+/** A value that is not a Python literal (or broken text): where it starts. */
+class NotLiteral extends Error {
+  constructor(readonly at: number, message: string) {
+    super(message);
+  }
+}
+
+const WORD = /(?:True|False|None|[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|inf|nan))(?![\w.])/y;
+const SET_CALL = /(?:set|frozenset)\(/y;
+const SIMPLE_ESCAPES: Readonly<Record<string, string>> = {
+  '\\': '\\', "'": "'", '"': '"', n: '\n', t: '\t', r: '\r', a: '\x07', b: '\b', f: '\f', v: '\v', '\n': '',
+};
 
 class PyParser {
-  private i = 0;
-  constructor(private readonly s: string) {}
+  i = 0;
+  constructor(readonly s: string) {}
 
-  parse(): unknown {
-    const v = this.value();
-    this.ws();
-    if (this.i !== this.s.length) throw new Error(`unexpected ${JSON.stringify(this.s.slice(this.i, this.i + 10))}`);
-    return v;
+  fail(message = `unexpected ${JSON.stringify(this.s.slice(this.i, this.i + 20))}`): never {
+    throw new NotLiteral(this.i, message);
   }
 
-  private ws(): void {
+  ws(): void {
     while (this.i < this.s.length && /\s/.test(this.s[this.i])) this.i++;
   }
 
-  private value(): unknown {
+  value(): unknown {
     this.ws();
     const c = this.s[this.i];
-    if (c === '{') return this.dict();
+    if (c === '{') return this.braces();
     if (c === '[') return this.seq(']');
     if (c === '(') return this.seq(')');
-    if (c === "'" || c === '"') return this.str();
-    const word = /^(?:True|False|None|-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)/.exec(this.s.slice(this.i))?.[0];
-    if (!word) throw new Error(`unexpected ${JSON.stringify(this.s.slice(this.i, this.i + 10))}`);
-    this.i += word.length;
-    return word === 'True' ? true : word === 'False' ? false : word === 'None' ? null : Number(word);
+    if (c === "'" || c === '"') return this.strings();
+    const word = this.sticky(WORD);
+    if (word !== null) {
+      if (word === 'True') return true;
+      if (word === 'False') return false;
+      if (word === 'None') return null;
+      const w = word.replace(/^\+/, '');
+      return w === 'inf' ? Infinity : w === '-inf' ? -Infinity : /nan$/.test(w) ? NaN : Number(w);
+    }
+    // `set()`, `frozenset()`, `frozenset({…})`: the set's items as a list.
+    if (this.sticky(SET_CALL) !== null) {
+      this.ws();
+      const items = this.s[this.i] === ')' ? [] : this.value();
+      this.ws();
+      if (this.s[this.i] !== ')' || !Array.isArray(items)) this.fail();
+      this.i++;
+      return items;
+    }
+    return this.fail();
   }
 
-  private dict(): Record<string, unknown> {
-    const out: Record<string, unknown> = {};
+  /** The text `re` (sticky) matches here, consumed; null if it does not match. */
+  private sticky(re: RegExp): string | null {
+    re.lastIndex = this.i;
+    const m = re.exec(this.s);
+    if (m === null) return null;
+    this.i += m[0].length;
+    return m[0];
+  }
+
+  /** A dict, or a set (`{1, 2}`; `{}` is a dict). */
+  private braces(): unknown {
     this.i++;
+    this.ws();
+    if (this.s[this.i] === '}') {
+      this.i++;
+      return {};
+    }
+    const first = this.value();
+    this.ws();
+    if (this.s[this.i] !== ':') return this.items([first], '}');
+    const out: Record<string, unknown> = {};
+    let k: unknown = first;
     for (;;) {
-      this.ws();
-      if (this.s[this.i] === '}') {
-        this.i++;
-        return out;
-      }
-      const k = this.value();
-      this.ws();
-      if (this.s[this.i++] !== ':') throw new Error('expected :');
+      this.i++; // the ':'
       out[String(k)] = this.value();
+      if (!this.separator('}')) return out;
+      k = this.value();
       this.ws();
-      if (this.s[this.i] === ',') this.i++;
+      if (this.s[this.i] !== ':') this.fail('expected :');
     }
   }
 
   private seq(close: string): unknown[] {
-    const out: unknown[] = [];
     this.i++;
-    for (;;) {
+    this.ws();
+    if (this.s[this.i] === close) {
+      this.i++;
+      return [];
+    }
+    return this.items([this.value()], close);
+  }
+
+  /** The rest of a list, tuple or set whose first items are read. */
+  private items(out: unknown[], close: string): unknown[] {
+    while (this.separator(close)) out.push(this.value());
+    return out;
+  }
+
+  /** After an item: true at `,` followed by another item, false after the closing bracket (consumed). */
+  private separator(close: string): boolean {
+    this.ws();
+    const comma = this.s[this.i] === ',';
+    if (comma) {
+      this.i++;
       this.ws();
-      if (this.s[this.i] === close) {
-        this.i++;
+    }
+    if (this.s[this.i] === close) {
+      this.i++;
+      return false;
+    }
+    if (this.i >= this.s.length) this.fail('unterminated');
+    if (!comma) this.fail();
+    return true;
+  }
+
+  /** One string literal, or several in a row (pprint wraps a long string into adjacent literals). */
+  private strings(): string {
+    let out = this.str();
+    for (;;) {
+      const at = this.i;
+      this.ws();
+      const c = this.s[this.i];
+      if (c !== "'" && c !== '"') {
+        this.i = at;
         return out;
       }
-      if (this.i >= this.s.length) throw new Error('unterminated');
-      out.push(this.value());
-      this.ws();
-      if (this.s[this.i] === ',') this.i++;
+      out += this.str();
     }
   }
 
   private str(): string {
     const q = this.s[this.i++];
     let out = '';
-    while (this.i < this.s.length && this.s[this.i] !== q) {
-      if (this.s[this.i] === '\\') {
-        const n = this.s[this.i + 1];
-        out += n === 'n' ? '\n' : n === 't' ? '\t' : n;
+    for (;;) {
+      if (this.i >= this.s.length) this.fail('unterminated string');
+      const c = this.s[this.i];
+      if (c === q) {
+        this.i++;
+        return out;
+      }
+      if (c === '\n') this.fail('unterminated string');
+      if (c !== '\\') {
+        out += c;
+        this.i++;
+        continue;
+      }
+      const n = this.s[this.i + 1];
+      const hex = n === 'x' ? 2 : n === 'u' ? 4 : n === 'U' ? 8 : 0;
+      if (hex > 0) {
+        const digits = this.s.slice(this.i + 2, this.i + 2 + hex);
+        if (!/^[0-9a-fA-F]+$/.test(digits) || digits.length !== hex) this.fail('bad escape');
+        out += String.fromCodePoint(parseInt(digits, 16));
+        this.i += 2 + hex;
+      } else if (n !== undefined && n in SIMPLE_ESCAPES) {
+        out += SIMPLE_ESCAPES[n];
         this.i += 2;
-      } else out += this.s[this.i++];
+      } else if (n !== undefined && /[0-7]/.test(n)) {
+        const oct = /^[0-7]{1,3}/.exec(this.s.slice(this.i + 1))![0];
+        out += String.fromCharCode(parseInt(oct, 8));
+        this.i += 1 + oct.length;
+      } else {
+        out += `\\${n ?? ''}`; // Python keeps an unknown escape as written
+        this.i += 2;
+      }
     }
-    if (this.s[this.i++] !== q) throw new Error('unterminated string');
-    return out;
   }
 }
 
-/** A Python literal (dict, list, tuple, str, number, True/False/None) as JSON-like data; undefined if unreadable. */
+/**
+ * The end of the value that starts at `from`: the first `,`, `}` or `]` (or `)`) outside brackets
+ * and strings. `<…>` reprs nest and may hold anything but `>` (even a lone quote).
+ */
+function skipValue(s: string, from: number): number {
+  let depth = 0;
+  let angle = 0;
+  let quote: string | null = null;
+  for (let i = from; i < s.length; i++) {
+    const c = s[i];
+    if (angle > 0) {
+      if (c === '<') angle++;
+      else if (c === '>') angle--;
+    } else if (quote) {
+      if (c === '\\') i++;
+      else if (c === quote || c === '\n') quote = null;
+    } else if (c === "'" || c === '"') quote = c;
+    else if (c === '<') angle++;
+    else if (c === '{' || c === '[' || c === '(') depth++;
+    else if (c === '}' || c === ']' || c === ')') {
+      if (depth === 0) return i;
+      depth--;
+    } else if (c === ',' && depth === 0) return i;
+  }
+  return s.length;
+}
+
+/** A value's text for a message: on one line, at most 200 characters. */
+const shorten = (text: string) => {
+  const t = text.trim().replace(/\s*\n\s*/g, ' ');
+  return t.length > 200 ? `${t.slice(0, 197)}...` : t;
+};
+
+/** A setting of the dict whose value could not be read, with why. */
+export interface UnreadSetting {
+  readonly setting: string;
+  readonly reason: string;
+}
+
+/**
+ * The "Overridden settings" dict: its keys in order, every value that is a Python literal, and the
+ * keys whose value is not (each skipped alone, with its text). Null when the text is not a dict at all.
+ */
+export function readSettingsDict(text: string): { keys: string[]; values: Record<string, unknown>; skipped: UnreadSetting[] } | null {
+  const p = new PyParser(text);
+  p.ws();
+  if (p.s[p.i] !== '{') return null;
+  p.i++;
+  const keys: string[] = [];
+  const values: Record<string, unknown> = {};
+  const skipped: UnreadSetting[] = [];
+  for (;;) {
+    p.ws();
+    if (p.i >= p.s.length) {
+      skipped.push({ setting: '(the rest)', reason: 'the settings end before their closing }' });
+      break;
+    }
+    if (p.s[p.i] === '}') break;
+    if (p.s[p.i] === ',') {
+      p.i++;
+      continue;
+    }
+    let key: string;
+    try {
+      const k = p.value();
+      if (typeof k !== 'string' && typeof k !== 'number') p.fail('a setting name');
+      key = String(k);
+      p.ws();
+      if (p.s[p.i] !== ':') p.fail('expected :');
+      p.i++;
+    } catch (e) {
+      if (!(e instanceof NotLiteral)) throw e;
+      const end = skipValue(p.s, p.i);
+      skipped.push({ setting: '(the rest)', reason: `unreadable from ${JSON.stringify(shorten(p.s.slice(p.i, end)))}` });
+      break;
+    }
+    p.ws();
+    const start = p.i;
+    keys.push(key);
+    try {
+      const v = p.value();
+      p.ws();
+      if (p.i < p.s.length && p.s[p.i] !== ',' && p.s[p.i] !== '}') p.fail();
+      values[key] = v;
+    } catch (e) {
+      if (!(e instanceof NotLiteral)) throw e;
+      const end = skipValue(p.s, start);
+      const cut = end >= p.s.length;
+      skipped.push({ setting: key, reason: `${cut ? 'cut off' : 'not a Python literal'}: ${shorten(p.s.slice(start, end))}` });
+      p.i = end;
+      if (cut) return { keys, values, skipped };
+    }
+  }
+  return { keys, values, skipped };
+}
+
+/** A Python literal (dict, list, tuple, set, str, number, True/False/None) as JSON-like data; undefined if unreadable. */
 export function parsePythonLiteral(text: string): unknown {
+  const p = new PyParser(text);
   try {
-    return new PyParser(text).parse();
-  } catch {
-    return undefined;
+    const v = p.value();
+    p.ws();
+    return p.i === p.s.length ? v : undefined;
+  } catch (e) {
+    if (e instanceof NotLiteral) return undefined;
+    throw e;
   }
 }
 
-/** Whether the brackets of a partial literal are balanced (outside strings): the dict is complete. */
+/** Whether the brackets of a partial literal are balanced (outside strings and `<…>` reprs): the dict is complete. */
 export function bracketsBalanced(text: string): boolean {
   let depth = 0;
+  let angle = 0;
   let quote: string | null = null;
   for (let i = 0; i < text.length; i++) {
     const c = text[i];
-    if (quote) {
+    if (angle > 0) {
+      if (c === '<') angle++;
+      else if (c === '>') angle--;
+    } else if (quote) {
       if (c === '\\') i++;
-      else if (c === quote) quote = null;
+      else if (c === quote || c === '\n') quote = null;
     } else if (c === "'" || c === '"') quote = c;
+    else if (c === '<') angle++;
     else if (c === '{' || c === '[' || c === '(') depth++;
     else if (c === '}' || c === ']' || c === ')') depth--;
   }
-  return depth <= 0 && quote === null;
+  return depth <= 0 && quote === null && angle <= 0;
 }
