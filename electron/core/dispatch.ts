@@ -4,6 +4,7 @@
 import { isAbsolute } from 'node:path';
 import { EXPORT_EXTENSIONS, EXPORT_FORMATS, type ExportFormat, type Method, type Params } from '../../shared/contract';
 import { parseTimeZone, TIME_ZONE_ALLOWED } from './store/export/wall-time';
+import { EVENT_KINDS, type EventKind } from '../../shared/types';
 
 export class Invalid extends Error {
   constructor(readonly field: string, message: string) {
@@ -121,7 +122,7 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
   },
   'log.events': (p) => ({
     id: id(p),
-    kind: optional<'debug' | 'warning' | 'error' | 'info'>(p, 'kind', (v) => ['debug', 'warning', 'error', 'info'].includes(v as string), 'debug, warning, error or info'),
+    kind: optional<EventKind>(p, 'kind', (v) => (EVENT_KINDS as readonly unknown[]).includes(v), EVENT_KINDS.join(', ')),
     slot: optional<string>(p, 'slot', (v) => typeof v === 'string' && v !== '', 'a slot key'),
     limit: optional<number>(p, 'limit', (v) => Number.isInteger(v) && (v as number) >= 1, 'a whole number >= 1'),
   }),
