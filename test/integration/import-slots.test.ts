@@ -1,6 +1,7 @@
-// Scrapy 2.18 logs whose slot keys are not the responses' host names (meta["download_slot"], per-IP
+// Scrapy logs whose slot keys are not the responses' host names (meta["download_slot"], per-IP
 // slots) imported with every row's status and URL: the debug line and its Crawled/Redirecting line
-// are paired by order, not by host. The fixtures' .truth.json say which response each debug line was.
+// are paired by order, not by host. The 2.18-format fixtures' .truth.json say which response each
+// debug line was; the real Scrapy 2.8 runs are checked against the test site's own request log.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -61,4 +62,45 @@ describe('a Scrapy 2.18 log whose slots are not host names', () => {
     expect(report).toMatchObject({ debugLines: truth.debug.length, withStatus: truth.debug.length, slots: 2 });
     expect(rows.map((r) => ({ slot: r.slot, status: r.status, url: r.url }))).toEqual(truth.debug);
   });
+});
+
+describe('a real Scrapy 2.8 crawl of the test site whose slots are not host names', () => {
+  /** `host path status` of a URL, with the test site's host name for its address. */
+  const key = (url: string, status: number | null) => {
+    const u = new URL(url);
+    const host = ({ '127.0.0.1': 'localhost', '127.0.46.48': 'other.test' } as Record<string, string>)[u.hostname] ?? u.hostname;
+    return `${host} ${u.pathname}${u.search} ${status}`;
+  };
+  const served = (name: string) => readFileSync(fixture(`${name}.site-log.jsonl`), 'utf8').trim().split('\n')
+    .map((l) => JSON.parse(l) as { host: string; path: string; status: number }).map((e) => `${e.host} ${e.path} ${e.status}`);
+  /** The response line right after each debug line (Scrapy 2.8 writes them next to each other). */
+  const nextResponses = (name: string) => {
+    const out: string[] = [];
+    let waiting = false;
+    for (const line of readFileSync(fixture(`${name}.log`), 'utf8').split('\n')) {
+      if (line.includes('[scrapy.extensions.throttle]')) waiting = true;
+      const m = /Crawled \((\d+)\) <GET (\S+)>|Redirecting \((\d+)\) to <GET \S+> from <GET (\S+)>|Retrying <GET (\S+)> \(failed \d+ times\): (\d+)/.exec(line);
+      if (m && waiting) {
+        out.push(key(m[2] ?? m[4] ?? m[5], Number(m[1] ?? m[3] ?? m[6])));
+        waiting = false;
+      }
+    }
+    return out;
+  };
+
+  for (const [name, slots] of [
+    ['scrapy-2.8.0-download-slot', ['pages', 'search-api']],
+    ['scrapy-2.8.0-per-ip', ['localhost', '127.0.0.1', '127.0.46.48']],
+  ] as const) {
+    it(`${name}.log: every row gets the status and URL of the response line next to its debug line`, async () => {
+      const db = join(freshDir(), 'history.sqlite');
+      const report = await importScrapyLog(fixture(`${name}.log`), db);
+      const want = served(name);
+      expect(report).toMatchObject({ debugLines: want.length, withStatus: want.length, slots: slots.length, unreadable: 0, scrapyVersion: '2.8.0' });
+      const { rows } = rowsOf(db, report.crawlId!);
+      expect(new Set(rows.map((r) => r.slot))).toEqual(new Set(slots));
+      expect(rows.map((r) => key(r.url, r.status))).toEqual(nextResponses(name));
+      expect(rows.map((r) => key(r.url, r.status)).sort()).toEqual([...want].sort());
+    });
+  }
 });
