@@ -159,7 +159,9 @@ export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource,
   let unreadable = 0;
   const firstUnreadable: UnreadableLine[] = [];
   const slots = new Set<string>();
-  let settings: Settings = { ...DEFAULT_SETTINGS, AUTOTHROTTLE_ENABLED: true, AUTOTHROTTLE_DEBUG: true };
+  // Scrapy has no backoff: an imported crawl's own settings switch it off, so a what-if with them
+  // gives back the delays Scrapy printed even where it logged 503s and 429s.
+  let settings: Settings = { ...DEFAULT_SETTINGS, AUTOTHROTTLE_ENABLED: true, AUTOTHROTTLE_DEBUG: true, BACKOFF_HTTP_CODES: [], BACKOFF_EXCEPTIONS: [] };
   const settingsApplied: string[] = [];
   const settingsIgnored: string[] = [];
   const settingsSkipped: SkippedSetting[] = [];
