@@ -98,11 +98,8 @@ export interface BackoffResetValue {
 export interface ChangeRecord {
   readonly t: number;
   readonly slot: string | null;
-  /**
-   * A setting's Scrapy name (DOWNLOAD_DELAY), or with a slot one of {@link SLOT_CHANGES}: a
-   * {@link ChangeName}. Typed string until the engine's writers are typed (readers narrow it).
-   */
-  readonly setting: string;
+  /** A setting's Scrapy name (DOWNLOAD_DELAY), or with a slot one of {@link SLOT_CHANGES}. */
+  readonly setting: ChangeName;
   readonly source: ChangeSource;
   readonly oldValue: unknown;
   readonly newValue: unknown;

@@ -5,7 +5,7 @@ import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { applySettings, validateDelayPin, type Settings, type SettingsResult } from '../../../shared/settings';
-import type { ChangeRecord, ChangeSource, CrawlStatus, EventRecord, ResponseRecord } from '../../../shared/types';
+import type { ChangeRecord, ChangeSource, CrawlStatus, EventRecord, ResponseRecord, SlotChange } from '../../../shared/types';
 import type { CrawlStatsWire } from '../../../shared/contract';
 import { createRealClock, type Clock } from '../clock';
 import { describeSeedError, type CrawlConfig } from './crawl-config';
@@ -379,7 +379,7 @@ export class Crawler {
     this.sinks.onEvent?.({ t: this.clock.now(), slot, kind, code, text, data });
   }
 
-  private slotChange(slot: Slot, setting: string, oldValue: unknown, newValue: unknown): void {
+  private slotChange(slot: Slot, setting: SlotChange, oldValue: unknown, newValue: unknown): void {
     this.sinks.onChange?.({ t: this.clock.now(), slot: slot.key, setting, source: 'user', oldValue, newValue });
   }
 

@@ -2,7 +2,7 @@
 // for crawl lists, summaries, per-slot figures, raw samples, changes, events and chart series.
 import type { Statement } from 'better-sqlite3';
 import type {
-  ChangeRecord, ChangeSource, CrawlStatus, CrawlSummary, DelayCause, EventKind, EventRecord, FailureKind, ResponseRecord,
+  ChangeName, ChangeRecord, ChangeSource, CrawlStatus, CrawlSummary, DelayCause, EventKind, EventRecord, FailureKind, ResponseRecord,
 } from '../../../shared/types';
 import { openDatabase, timed } from './database';
 import type { HistoryPoint, RetentionSettings, ScatterPoint } from '../../../shared/contract';
@@ -236,7 +236,7 @@ function toChange(r: Row): ChangeRecord {
   return {
     t: r[0] as number,
     slot: r[1] as string | null,
-    setting: r[2] as string,
+    setting: r[2] as ChangeName, // written only by the engine, the import and the what-if, all typed
     source: r[3] as ChangeSource,
     oldValue: fromJson(r[4]),
     newValue: fromJson(r[5]),

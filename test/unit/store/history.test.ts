@@ -45,7 +45,7 @@ describe('HistoryWriter + HistoryReader', () => {
     const changes: ChangeRecord[] = [
       { t: 10, slot: null, setting: 'DOWNLOAD_DELAY', source: 'user', oldValue: 1, newValue: 2.5 },
       { t: 11, slot: 'host1.example', setting: 'delay', source: 'autothrottle', oldValue: 0.5, newValue: 0.75 },
-      { t: 12, slot: 'new-slot.example', setting: 'pause', source: 'user', oldValue: undefined, newValue: true },
+      { t: 12, slot: 'new-slot.example', setting: 'paused', source: 'user', oldValue: undefined, newValue: true },
       { t: 13, slot: null, setting: 'AUTOTHROTTLE_TARGET_CONCURRENCY', source: 'config', oldValue: null, newValue: { a: [1, 'x'] } },
     ];
     const events: EventRecord[] = [
