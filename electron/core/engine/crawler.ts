@@ -14,7 +14,7 @@ import { Frontier, hostOf, parseCrawlUrl, requestTarget } from './frontier';
 import { extractLinks, isHtml } from './links';
 import type { CrawlRequest } from './request';
 import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './robots';
-import { Scheduler } from './scheduler';
+import { costOf, Scheduler } from './scheduler';
 import type { Slot } from './slot';
 import { resetBackoff } from './throttle/backoff';
 import { throttleStep, type ThrottleDecision } from './throttle/step';
@@ -56,6 +56,12 @@ const ROBOTS_RETRIES = 3;
 const SEED_CHUNK = 1000;
 /** Failures Scrapy's RetryMiddleware retries (timeouts, refused and reset connections, DNS, TLS and other transport errors). */
 const RETRIED_FAILURES: ReadonlySet<string> = new Set(['timeout', 'connect-refused', 'connect-reset', 'tls', 'dns', 'other']);
+
+/** The THROTTLING_MANAGER plug-in's word on a response: backoff feedback or not, and the actual quota cost. */
+interface PluginVerdict {
+  readonly backoff?: boolean;
+  readonly cost?: unknown;
+}
 
 interface OriginRobots {
   state: 'fetching' | 'ready';
@@ -606,11 +612,7 @@ export class Crawler {
     const verdict = this.pluginVerdict(req, res);
     const cancelled = res.errorKind === 'cancelled';
     // The one throttle step decides the slot's delays; its decision is what the row records.
-    const d = throttleStep(slot, {
-      t: res.endedAt, startedAt: res.startedAt, status: res.status, errorKind: res.errorKind, latency: res.latency,
-      inFlight, meta: req.meta, backoff: verdict?.backoff, headers: res.headers, url: req.url,
-    }, s);
-    this.decided(slot, d, res.endedAt);
+    const d = this.step(slot, req, res, inFlight, verdict);
     if (res.status !== null) {
       this.responses++;
       this.byStatus.set(res.status, (this.byStatus.get(res.status) ?? 0) + 1);
@@ -631,12 +633,8 @@ export class Crawler {
     if (!cancelled) {
       for (const key of req.scopeKeys) {
         const scope = this.scheduler.slot(key);
-        this.decided(scope, throttleStep(scope, {
-          t: res.endedAt, startedAt: res.startedAt, status: res.status, errorKind: res.errorKind, latency: res.latency,
-          inFlight: scope.inFlight, meta: req.meta, backoff: verdict?.backoff, headers: res.headers, url: req.url,
-        }, s), res.endedAt);
+        this.step(scope, req, res, scope.inFlight, verdict);
       }
-      this.settleCosts(req, res, verdict?.cost);
     }
     this.scheduler.finish(req, slot);
     if (!req.robots) this.warnings.onResponse(slot, { status: res.status, latency: res.latency, bytes: res.bytes, inFlight, headers: res.headers }, s);
@@ -684,10 +682,22 @@ export class Crawler {
     this.checkDone();
   }
 
-  /** Records what a throttle step changed (its changes and notes, at the response's time). */
-  private decided(slot: Slot, d: ThrottleDecision, t: number): void {
-    for (const c of d.changes) this.sinks.onChange?.({ t, slot: slot.key, setting: c.setting, source: c.source, oldValue: c.oldValue, newValue: c.newValue });
-    for (const n of d.notes) this.sinks.onEvent?.({ t, slot: slot.key, kind: 'info', code: n.code, text: n.text });
+  /**
+   * One scope's throttle step for a response; records what it changed (its changes and notes, at the
+   * response's time) and, when the actual cost settled the scope's quota, lets its waiting requests try again.
+   */
+  private step(scope: Slot, req: CrawlRequest, res: DownloadResult, inFlight: number, verdict: PluginVerdict | null): ThrottleDecision {
+    const windowStart = req.quotaWindows?.[scope.key];
+    const d = throttleStep(scope, {
+      t: res.endedAt, startedAt: res.startedAt, status: res.status, errorKind: res.errorKind, latency: res.latency,
+      inFlight, meta: req.meta, backoff: verdict?.backoff, headers: res.headers, url: req.url, cost: verdict?.cost,
+      quota: windowStart === undefined ? undefined : { windowStart, expected: costOf(req, scope.key) },
+    }, this.settings);
+    const t = res.endedAt;
+    for (const c of d.changes) this.sinks.onChange?.({ t, slot: scope.key, setting: c.setting, source: c.source, oldValue: c.oldValue, newValue: c.newValue });
+    for (const n of d.notes) this.sinks.onEvent?.({ t, slot: scope.key, kind: 'info', code: n.code, text: n.text });
+    if (d.quotaSettled) this.scheduler.reschedule(scope);
+    return d;
   }
 
   /**
@@ -702,7 +712,7 @@ export class Crawler {
   }
 
   /** The plug-in's getResponseBackoff: backoff true/false overrides the status rule; cost settles quotas. */
-  private pluginVerdict(req: CrawlRequest, res: DownloadResult): { backoff?: boolean; cost?: unknown } | null {
+  private pluginVerdict(req: CrawlRequest, res: DownloadResult): PluginVerdict | null {
     const fn = this.plugin?.getResponseBackoff;
     if (!fn) return null;
     try {
@@ -717,26 +727,6 @@ export class Crawler {
         'the response is judged by its status. Fix the plug-in; this is reported once.');
     }
     return null;
-  }
-
-  /** SPEC 5.4: the actual cost, from the plug-in or the scope's quota_header, settles the expected one. */
-  private settleCosts(req: CrawlRequest, res: DownloadResult, pluginCost: unknown): void {
-    if (!req.quotaWindows) return;
-    for (const key of Object.keys(req.quotaWindows)) {
-      let actual: number | undefined;
-      if (typeof pluginCost === 'number') actual = pluginCost;
-      else if (pluginCost && typeof pluginCost === 'object') {
-        const c = (pluginCost as Record<string, unknown>)[key];
-        if (typeof c === 'number') actual = c;
-      }
-      if (actual === undefined && res.headers) {
-        const name = this.scheduler.slot(key).scope(this.settings)?.quota_header;
-        const v = name ? res.headers[name] : undefined;
-        const n = Number(Array.isArray(v) ? v[0] : v);
-        if (v !== undefined && Number.isFinite(n) && n >= 0) actual = n;
-      }
-      if (actual !== undefined) this.scheduler.settleCost(req, key, actual);
-    }
   }
 
   /** A retry, up to RETRY_TIMES, at RETRY_PRIORITY_ADJUST; a request given up is an error naming it and why (never dropped silently). */

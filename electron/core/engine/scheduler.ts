@@ -139,16 +139,6 @@ export class Scheduler {
     this.place(slot);
   }
 
-  /** Settles a request's actual quota cost in one scope (SPEC 5.4). */
-  settleCost(req: CrawlRequest, key: string, actual: number): void {
-    const windowStart = req.quotaWindows?.[key];
-    if (windowStart === undefined) return;
-    const scope = this.slot(key);
-    scope.settleQuota(windowStart, actual - costOf(req, key));
-    this.wake(scope);
-    this.place(scope);
-  }
-
   /** Slots waiting on this scope get another look. */
   private wake(scope: Slot): void {
     if (scope.waiters.size === 0) return;

@@ -9,6 +9,7 @@ import type { CrawlRequest } from '../../../electron/core/engine/request';
 import { costOf, Scheduler } from '../../../electron/core/engine/scheduler';
 import { addScopes, type ScopeSet } from '../../../electron/core/engine/scopes';
 import { parseSettings } from '../../../shared/settings';
+import { throttleStep } from '../../../electron/core/engine/throttle/step';
 
 const HOSTILE = ['__proto__', 'toString', 'valueOf', 'hasOwnProperty', 'constructor'] as const;
 
@@ -83,8 +84,12 @@ describe('throttling_scopes costs and quota windows', () => {
     expect(Object.keys(windows ?? {})).toEqual([key]);
     const scope = sched.existingSlot(key)!;
     expect(scope.quotaLeft(settings, clock.now())).toBe(0);
-    // The first request turned out to cost nothing: settling gives its unit back.
-    sched.settleCost(started[0], key, 0);
+    // The first request turned out to cost nothing (its plug-in says 0): the throttle step gives its unit back.
+    const d = throttleStep(scope, {
+      t: clock.now(), startedAt: clock.now(), status: 200, errorKind: null, latency: 0.01, inFlight: 1, cost: 0,
+      quota: { windowStart: started[0].quotaWindows![key], expected: 1 },
+    }, settings);
+    expect(d.quotaSettled).toBe(true);
     expect(scope.quotaLeft(settings, clock.now())).toBe(1);
     sched.close();
   });

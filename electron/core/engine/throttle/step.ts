@@ -34,6 +34,10 @@ export interface ResponseFeedback {
   readonly block?: Block | null;
   /** For the words of the notes. */
   readonly url?: string;
+  /** The quota units the request took from this scope at its start (SPEC 5.4), to settle against the actual cost. */
+  readonly quota?: { readonly windowStart: number; readonly expected: number };
+  /** The plug-in's actual cost: a number, or a map scope → number. */
+  readonly cost?: unknown;
 }
 
 /** A change of the scope's state the step made, to be recorded with the response's time. */
@@ -62,6 +66,8 @@ export interface ThrottleDecision {
   readonly feedback: boolean;
   /** Whether AutoThrottle saw it (SPEC 4.2: enabled, latency measured, not opted out): it gets a debug line. */
   readonly adjusted: boolean;
+  /** Whether the actual cost settled the scope's quota (its waiting requests may fit now). */
+  readonly quotaSettled: boolean;
   readonly changes: readonly StepChange[];
   readonly notes: readonly StepNote[];
 }
@@ -73,6 +79,21 @@ function add<T>(list: T[] | null, x: T): T[] {
   if (list === null) return [x];
   list.push(x);
   return list;
+}
+
+/** The actual cost of a request to scope `key` (SPEC 5.4): the plug-in's, else the scope's quota_header; undefined when neither says. */
+function actualCost(x: ResponseFeedback, key: string, header: string | undefined): number | undefined {
+  const c = x.cost;
+  if (typeof c === 'number') return c;
+  if (c !== null && typeof c === 'object' && Object.prototype.hasOwnProperty.call(c, key)) {
+    const v = (c as Record<string, unknown>)[key];
+    if (typeof v === 'number') return v;
+  }
+  if (header === undefined || !x.headers) return undefined;
+  const v = x.headers[header];
+  if (v === undefined) return undefined;
+  const n = Number(Array.isArray(v) ? v[0] : v);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
 /** Feeds one response to one scope's policy; returns the decision. Cancelled downloads feed nothing but AutoThrottle's skip. */
@@ -128,6 +149,14 @@ export function throttleStep(p: SlotPolicy, x: ResponseFeedback, s: Settings): T
       }
     }
   }
+  let quotaSettled = false;
+  if (x.quota !== undefined && x.errorKind !== 'cancelled') {
+    const actual = actualCost(x, p.key, p.scope(s)?.quota_header);
+    if (actual !== undefined) {
+      p.settleQuota(x.quota.windowStart, actual - x.quota.expected);
+      quotaSettled = true;
+    }
+  }
   const after = p.effectiveDelay(s, x.t);
   return {
     delayBefore,
@@ -136,6 +165,7 @@ export function throttleStep(p: SlotPolicy, x: ResponseFeedback, s: Settings): T
     backoffLevel: p.backoff.level,
     feedback,
     adjusted,
+    quotaSettled,
     changes: changes ?? NONE,
     notes: notes ?? NONE,
   };
