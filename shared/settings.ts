@@ -129,14 +129,36 @@ function emptyMap<T>(): Record<string, T> {
   return Object.create(null) as Record<string, T>;
 }
 
-function toNumber(v: unknown, allowed: string): number {
+const INTEGER_TEXT = /^[+-]?\d+$/;
+const DECIMAL_TEXT = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?$/;
+
+/**
+ * A number written as text, the one rule for every number read from a config file, the CLI or the
+ * GUI: ASCII decimal digits with an optional sign (and, when `int` is false, a decimal point and an
+ * exponent), surrounding blanks ignored. Anything else is null: "" and " " are not 0, "0x10" is
+ * not 16, "Infinity", "1_000" and "1e400" are not numbers.
+ */
+export function parseDecimal(text: string, int: boolean): number | null {
+  const s = text.trim();
+  if (!(int ? INTEGER_TEXT : DECIMAL_TEXT).test(s)) return null;
+  const n = Number(s);
+  return Number.isFinite(n) ? n : null;
+}
+
+/** What parseDecimal reads, in words (the detail of a refused text). */
+export function decimalTextRule(int: boolean): string {
+  return int ? 'a number given as text is decimal digits, e.g. "16"' : 'a number given as text is written in decimal, e.g. "2.5" or "1e-3"';
+}
+
+function toNumber(v: unknown, allowed: string, int = false): number {
   if (typeof v === 'number') {
     if (!Number.isFinite(v)) throw new ParseFail(allowed);
     return v;
   }
-  if (typeof v === 'string' && v.trim() !== '') {
-    const n = Number(v.trim());
-    if (Number.isFinite(n)) return n;
+  if (typeof v === 'string') {
+    const n = parseDecimal(v, int);
+    if (n !== null) return n;
+    throw new ParseFail(allowed, decimalTextRule(int));
   }
   throw new ParseFail(allowed);
 }
@@ -148,7 +170,7 @@ function num(min: number, opts: { exclusiveMin?: boolean; max?: number; exclusiv
   if (opts.max !== undefined) parts.push(opts.exclusiveMax ? `and < ${opts.max}` : `and <= ${opts.max}`);
   const allowed = parts.join(' ');
   return (v: unknown): number => {
-    const n = toNumber(v, allowed);
+    const n = toNumber(v, allowed, opts.int);
     if (opts.int && !Number.isInteger(n)) throw new ParseFail(allowed);
     if (opts.exclusiveMin ? n <= min : n < min) throw new ParseFail(allowed);
     if (opts.max !== undefined && (opts.exclusiveMax ? n >= opts.max : n > opts.max)) throw new ParseFail(allowed);
@@ -194,7 +216,13 @@ function intList(min: number, max: number) {
     const items = typeof v === 'string' ? v.split(',').filter((s) => s.trim() !== '') : v;
     if (!Array.isArray(items)) throw new ParseFail(allowed);
     return items.map((x) => {
-      const n = toNumber(x, allowed);
+      let n: number;
+      try {
+        n = toNumber(x, allowed, true);
+      } catch (e) {
+        if (e instanceof ParseFail) throw new ParseFail(allowed, `item ${JSON.stringify(x)}${e.detail ? `: ${e.detail}` : ''}`);
+        throw e;
+      }
       if (!Number.isInteger(n) || n < min || n > max) throw new ParseFail(allowed, `item ${JSON.stringify(x)}`);
       return n;
     });
@@ -217,12 +245,12 @@ function rampupTarget(v: unknown): number | readonly [number, number] {
   const allowed = 'a whole number >= 0, or a pair [min, max] of whole numbers with 0 <= min <= max';
   if (Array.isArray(v)) {
     if (v.length !== 2) throw new ParseFail(allowed);
-    const a = toNumber(v[0], allowed);
-    const b = toNumber(v[1], allowed);
+    const a = toNumber(v[0], allowed, true);
+    const b = toNumber(v[1], allowed, true);
     if (!Number.isInteger(a) || !Number.isInteger(b) || a < 0 || b < a) throw new ParseFail(allowed);
     return [a, b] as const;
   }
-  const n = toNumber(v, allowed);
+  const n = toNumber(v, allowed, true);
   if (!Number.isInteger(n) || n < 0) throw new ParseFail(allowed);
   return n;
 }
