@@ -1,7 +1,9 @@
 // The crawl config file (C.json of the CLI, the GUI's new-crawl form): parsed and validated
 // whole, with errors that name the field, the value and what is allowed.
 
-import { applySettings, DEFAULT_SETTINGS, type Settings, type SettingError } from '../../../shared/settings';
+import { isIP } from 'node:net';
+import { applySettings, DEFAULT_SETTINGS, parseDecimal, type Settings, type SettingError } from '../../../shared/settings';
+import { MAX_JSON_DEPTH, nestedDeeperThan, TOO_DEEP } from '../json-depth';
 import { parseScopeRules, type ScopeRule } from './scopes';
 import { parseSeedList, type FollowRules, type FollowScope, type SeedLineError } from './frontier';
 
@@ -29,11 +31,45 @@ export type ConfigResult =
   | { readonly ok: false; readonly errors: readonly ConfigError[] };
 
 const SCOPES: readonly FollowScope[] = ['host', 'domain', 'any', 'none'];
-const IPV4 = /^(25[0-5]|2[0-4]\d|1?\d?\d)(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/;
 
+/** A value as JSON, cut to 120 characters; never throws (a cycle or a value too deep to print). */
 function show(v: unknown): string {
-  const s = JSON.stringify(v);
-  return s === undefined ? String(v) : s;
+  let s: string | undefined;
+  try {
+    s = JSON.stringify(v);
+  } catch {
+    s = undefined;
+  }
+  if (s === undefined) s = typeof v === 'object' && v !== null ? (Array.isArray(v) ? '[...]' : '{...}') : String(v);
+  return s.length > 120 ? `${s.slice(0, 117)}...` : s;
+}
+
+const HOST_ALLOWED = 'a host name, e.g. "example.com" or "bücher.example"';
+
+/**
+ * The form a host name takes in a URL, so a `resolve` key matches the request's host: lower case,
+ * IDNA (punycode) for Unicode names. Null for anything but a bare host name (a port, a path, a
+ * scheme, credentials, an IP literal in brackets).
+ */
+export function resolveHostKey(host: string): string | null {
+  if (host === '' || /[\s/\\:@?#[\]%]/u.test(host)) return null;
+  try {
+    const u = new URL(`http://${host}/`);
+    return u.hostname !== '' && u.port === '' && u.pathname === '/' ? u.hostname : null;
+  } catch {
+    return null;
+  }
+}
+
+/** At most this many bad seed lines are spelled out in an error; the rest are counted. */
+const SEED_ERRORS_SHOWN = 10;
+
+function noValidSeed(errors: readonly SeedLineError[]): string {
+  if (errors.length === 0) return 'seeds: no valid URL';
+  if (errors.length <= SEED_ERRORS_SHOWN) return `seeds: no valid URL (${errors.map(describeSeedError).join('; ')})`;
+  const first = errors.slice(0, SEED_ERRORS_SHOWN).map(describeSeedError).join('; ');
+  const n = (x: number) => x.toLocaleString('en-US');
+  return `seeds: no valid URL (${n(errors.length)} bad lines; the first ${SEED_ERRORS_SHOWN}: ${first}; and ${n(errors.length - SEED_ERRORS_SHOWN)} more)`;
 }
 
 /**
@@ -48,6 +84,13 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
     return { ok: false, errors: [{ field: '(config)', value: input, message: 'the crawl config must be a JSON object' }] };
   }
   const c = input as Record<string, unknown>;
+  // Nothing below walks a value nested deeper than this (printing one would overflow the stack).
+  for (const [k, v] of Object.entries(c)) {
+    if (nestedDeeperThan(v, MAX_JSON_DEPTH - 1)) {
+      errors.push({ field: k, value: null, message: `${k}: a value nested more than ${MAX_JSON_DEPTH - 1} levels deep is not allowed (a crawl config is ${TOO_DEEP})` });
+    }
+  }
+  if (errors.length > 0) return { ok: false, errors };
   const known = new Set(['name', 'seeds', 'follow', 'settings', 'resolve', 'scopes']);
   for (const k of Object.keys(c)) if (!known.has(k)) err(k, c[k], `unknown field; known: ${[...known].join(', ')}`);
 
@@ -69,8 +112,7 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
   if (seedText !== undefined) parts.push(parseSeedList(seedText, 'seeds file line'));
   const seeds = { urls: parts.flatMap((p) => p.urls), errors: parts.flatMap((p) => p.errors) };
   if (seeds.urls.length === 0 && !errors.some((e) => e.field === 'seeds')) {
-    errors.push({ field: 'seeds', value: c.seeds ?? null,
-      message: `seeds: no valid URL${seeds.errors.length ? ` (${seeds.errors.map(describeSeedError).join('; ')})` : ''}` });
+    errors.push({ field: 'seeds', value: c.seeds ?? null, message: noValidSeed(seeds.errors) });
   }
 
   let follow: FollowRules = { scope: 'host', maxDepth: Infinity, maxPages: Infinity, include: [], exclude: [] };
@@ -89,7 +131,7 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
       const limit = (key: string): number => {
         const v = f[key];
         if (v === undefined || v === null) return Infinity;
-        const n = typeof v === 'string' ? Number(v) : v;
+        const n = typeof v === 'string' ? parseDecimal(v, true) : v;
         if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
           err(`follow.${key}`, v, 'a whole number >= 0');
           return Infinity;
@@ -138,9 +180,13 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
     if (typeof c.resolve !== 'object' || c.resolve === null || Array.isArray(c.resolve)) {
       err('resolve', c.resolve, 'an object {host: IP address}');
     } else {
+      // Keys in the form the request's URL has (punycode), so `bücher.test` is found for http://bücher.test/.
       for (const [host, ip] of Object.entries(c.resolve as Record<string, unknown>)) {
-        if (typeof ip !== 'string' || !(IPV4.test(ip) || /^[0-9a-f:]+$/i.test(ip))) err(`resolve["${host}"]`, ip, 'an IPv4 or IPv6 address');
-        else resolve[host.toLowerCase()] = ip;
+        const field = `resolve[${show(host)}]`;
+        const key = resolveHostKey(host);
+        if (key === null) errors.push({ field, value: host, message: `${field}: ${show(host)} is not allowed (${HOST_ALLOWED})` });
+        else if (typeof ip !== 'string' || isIP(ip) === 0) err(field, ip, 'an IPv4 or IPv6 address');
+        else resolve[key] = ip;
       }
     }
   }

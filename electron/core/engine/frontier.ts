@@ -72,7 +72,11 @@ export function parseSeedList(text: string | readonly string[], source = 'seeds'
     let message: string | null = null;
     try {
       const u = new URL(line);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') message = `unsupported scheme "${u.protocol}" (only http: and https:)`;
+      if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+        // The scheme is the line's own text: a long one is cut, so the message stays one short line.
+        const scheme = u.protocol.length > 40 ? `${u.protocol.slice(0, 37)}...` : u.protocol;
+        message = `unsupported scheme "${scheme}" (only http: and https:)`;
+      }
       else if (!u.hostname) message = 'no host name';
     } catch {
       message = 'not an absolute URL (expected e.g. https://example.com/)';
