@@ -204,6 +204,14 @@ class Download implements DownloadHandle, DownloadResult {
       abort(new DownloadError('cancelled', this.cancelReason));
       return;
     }
+  }
+
+  /**
+   * The request is on the wire: undici calls this right after its write to the socket returned. A
+   * slot's next gap counts from here, not from onConnect (before the write), so a pause of this
+   * process between the two (a busy machine) can never shorten the gap the server sees.
+   */
+  onRequestSent(): void {
     this.sentAt = this.owner.clock.now();
     this.onSent?.(this.sentAt);
   }
