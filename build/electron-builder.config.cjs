@@ -10,8 +10,8 @@
 const config = {
   appId: 'dev.slotscope.desktop',
   productName: 'Slotscope',
-  // Pinned to the optional dependency's version (checked by test/integration/electron-main/packaging.test.ts).
-  electronVersion: '41.10.0',
+  // Pinned to the electron devDependency's version (checked by test/integration/electron-main/packaging.test.ts).
+  electronVersion: '45.5.0',
   directories: { output: 'release', buildResources: 'build' },
   // The bundles (dist/electron/main.js = package.json `main`, preload, history worker, CLI, renderer);
   // production dependencies come along by themselves. Source maps stay out of the package.
@@ -19,6 +19,18 @@ const config = {
   asar: true,
   // A .node file cannot be loaded from inside the asar archive.
   asarUnpack: ['node_modules/better-sqlite3/**/*.node'],
+  // Electron's fuses, flipped in the packaged binary (before signing): it cannot be run as plain Node
+  // (ELECTRON_RUN_AS_NODE; the app uses worker threads, never child_process.fork), NODE_OPTIONS,
+  // NODE_EXTRA_CA_CERTS and --inspect are ignored, cookies are encrypted at rest, and the app loads
+  // only from app.asar, whose integrity electron-builder embeds and Electron checks (macOS, Windows).
+  electronFuses: {
+    runAsNode: false,
+    enableCookieEncryption: true,
+    enableNodeOptionsEnvironmentVariable: false,
+    enableNodeCliInspectArguments: false,
+    enableEmbeddedAsarIntegrityValidation: true,
+    onlyLoadAppFromAsar: true,
+  },
   // Rebuild native dependencies for Electron at packaging time, from source.
   npmRebuild: true,
   buildDependenciesFromSource: true,

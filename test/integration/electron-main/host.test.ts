@@ -1,16 +1,17 @@
 // The Electron host's parts that need no Electron binary, against real things: the event pump on a
-// real core and SQLite file, the menu template, and how `npm start` finds (or misses) the binary.
+// real core and SQLite file, the menu template, and what `npm start` says stops the desktop app.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import type { MenuItemConstructorOptions } from 'electron';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CrawlInfo } from '../../../shared/contract';
 import { createCore } from '../../../electron/core/create-core';
-import { findElectronBinary, hasDisplay } from '../../../electron/electron-binary';
+import { addonAbi, checkElectronLaunch, findElectronBinary, hasDisplay, sqliteAddon, type ElectronLaunch } from '../../../electron/electron-binary';
 import { startEventPump, type EventTarget } from '../../../electron/main/event-pump';
 import { menuTemplate, type MenuActions } from '../../../electron/main/menu';
 import { EVENT_CHANNEL } from '../../../electron/preload/channels';
-import { defer, ensureBuilt, freshDir, waitFor } from '../helpers';
+import { defer, ensureBuilt, freshDir, ROOT, waitFor } from '../helpers';
 
 class RecordingTarget implements EventTarget {
   readonly sent: unknown[][] = [];
@@ -70,14 +71,20 @@ describe('menu', () => {
     openDatabase: () => calls.push('open-database'),
     exportCrawl: () => calls.push('export'),
   };
-  const submenu = (t: ReturnType<typeof menuTemplate>, id: string) => t.find((m) => m.id === id)?.submenu ?? [];
+  /** A top-level menu's items: the template builds every submenu as an array of item options (Electron also allows a built Menu there). */
+  const submenu = (t: ReturnType<typeof menuTemplate>, id: string): MenuItemConstructorOptions[] => {
+    const items = t.find((m) => m.id === id)?.submenu;
+    if (!Array.isArray(items)) throw new Error(`menu ${id}: no submenu of item options (${String(items)})`);
+    return items;
+  };
 
   it('File has New crawl, Open database…, Export… wired to their actions, then Quit', () => {
     const t = menuTemplate(actions, { dev: false, mac: false });
     expect(t.map((m) => m.label ?? m.role)).toEqual(['File', 'editMenu', 'View']);
     const file = submenu(t, 'file');
     expect(file.map((i) => i.label ?? i.role ?? i.type)).toEqual(['New crawl', 'Open database…', 'Export…', 'separator', 'quit']);
-    for (const item of file) item.click?.();
+    // Electron passes (menuItem, window, event); the template's handlers read none of them.
+    for (const item of file) (item.click as (() => void) | undefined)?.();
     expect(calls).toEqual(['new-crawl', 'open-database', 'export']);
     expect(file.map((i) => i.accelerator).filter(Boolean)).toEqual(['CmdOrCtrl+N', 'CmdOrCtrl+O', 'CmdOrCtrl+E']);
   });
@@ -97,30 +104,98 @@ describe('menu', () => {
   });
 });
 
-describe('finding the Electron binary', () => {
-  it('needs node_modules/electron/path.txt naming a binary that exists', () => {
+describe('why npm start cannot run the desktop app', () => {
+  /** A checkout with (or without) an electron package: its manifest, a downloaded binary, an ABI, a built better-sqlite3. */
+  function checkout(o: { pkg?: boolean; pathTxt?: string; binary?: boolean; distVersion?: string; abi?: string; addonAbi?: string } = {}): string {
     const root = freshDir();
-    const missing = findElectronBinary(root);
-    expect(missing.ok).toBe(false);
-    expect(!missing.ok && missing.reason).toMatch(/path\.txt is missing/);
-
     const pkg = join(root, 'node_modules', 'electron');
-    mkdirSync(join(pkg, 'dist'), { recursive: true });
-    writeFileSync(join(pkg, 'path.txt'), 'electron');
-    const dangling = findElectronBinary(root);
-    expect(dangling.ok).toBe(false);
-    expect(!dangling.ok && dangling.reason).toMatch(/which does not exist/);
+    if (o.pkg !== false) {
+      mkdirSync(join(pkg, 'dist'), { recursive: true });
+      writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'electron', version: '45.5.0', engines: { node: '>= 22.12.0' } }));
+      writeFileSync(join(pkg, 'abi_version'), o.abi ?? '150');
+      if (o.pathTxt !== undefined) writeFileSync(join(pkg, 'path.txt'), o.pathTxt);
+      if (o.binary) writeFileSync(join(pkg, 'dist', 'electron'), '#!/bin/sh\n');
+      if (o.distVersion) writeFileSync(join(pkg, 'dist', 'version'), o.distVersion);
+    }
+    if (o.addonAbi) {
+      mkdirSync(dirname(sqliteAddon(root)), { recursive: true });
+      writeFileSync(sqliteAddon(root), Buffer.concat([Buffer.from([0x7f, 0x45, 0x4c, 0x46, 0, 1, 2]), Buffer.from(`\0node_register_module_v${o.addonAbi}\0`)]));
+    }
+    return root;
+  }
+  const desktop = { env: { DISPLAY: ':0' }, platform: 'linux', nodeVersion: '22.12.0', nodeAbi: '127' } as const;
+  const causes = (l: ElectronLaunch) => (l.ok ? [] : l.problems.map((p) => p.cause));
 
-    writeFileSync(join(pkg, 'dist', 'electron'), '#!/bin/sh\n');
-    expect(findElectronBinary(root)).toEqual({ ok: true, path: join(pkg, 'dist', 'electron') });
+  it('the package not installed: says so and that `npm install` installs it, never that a download failed', () => {
+    const root = checkout({ pkg: false });
+    const found = findElectronBinary(root, desktop);
+    expect(found).toMatchObject({ ok: false, cause: 'not-installed' });
+    expect(!found.ok && found.reason).toMatch(/the electron package is not installed .*node_modules\/electron is missing.*`npm install`/);
+    const launch = checkElectronLaunch(root, desktop);
+    expect(causes(launch)).toEqual(['not-installed']);
+    expect(launch.ok || launch.reason).not.toMatch(/fail/i);
   });
 
-  it('wants a display on Linux only', () => {
-    expect(hasDisplay({}, 'linux')).toBe(false);
+  it('the binary not downloaded: names the version, what is missing and `npx install-electron`, with the Node it declares when this one is older', () => {
+    const root = checkout();
+    const missing = findElectronBinary(root, desktop);
+    expect(missing).toMatchObject({ ok: false, cause: 'not-downloaded' });
+    const reason = !missing.ok ? missing.reason : '';
+    expect(reason).toMatch(/^Electron 45\.5\.0's binary is not downloaded \(.*path\.txt is missing\): npm does not fetch it; `npx install-electron` does, from/);
+    expect(reason).not.toMatch(/Node >=/);
+
+    const old = findElectronBinary(root, { ...desktop, nodeVersion: '20.19.0' });
+    expect(!old.ok && old.reason).toMatch(/`npx install-electron` does under Node >= 22\.12\.0 \(electron 45\.5\.0 declares engines\.node ">= 22\.12\.0"; this is Node 20\.19\.0\)/);
+    expect(findElectronBinary(root, { ...desktop, nodeVersion: '22.13.1' })).toMatchObject({ ok: false, reason });
+
+    const dangling = findElectronBinary(checkout({ pathTxt: 'electron' }), desktop);
+    expect(!dangling.ok && dangling.reason).toMatch(/path\.txt names .*dist\/electron, which does not exist/);
+    const stale = findElectronBinary(checkout({ pathTxt: 'electron', binary: true, distVersion: 'v41.10.0' }), desktop);
+    expect(!stale.ok && stale.reason).toMatch(/holds Electron 41\.10\.0, not the package's 45\.5\.0/);
+  });
+
+  it('finds the binary path.txt names when it is the package\'s version', () => {
+    const root = checkout({ pathTxt: 'electron\n', binary: true, distVersion: 'v45.5.0' });
+    const path = join(root, 'node_modules', 'electron', 'dist', 'electron');
+    expect(findElectronBinary(root, desktop)).toEqual({ ok: true, path, version: '45.5.0' });
+    expect(checkElectronLaunch(root, desktop)).toEqual({ ok: true, path, version: '45.5.0' });
+    // No dist/version (an older layout): the binary alone is enough.
+    expect(findElectronBinary(checkout({ pathTxt: 'electron', binary: true }), desktop).ok).toBe(true);
+  });
+
+  it('no display on Linux: says so and how to get one; elsewhere there always is one', () => {
+    const root = checkout({ pathTxt: 'electron', binary: true });
+    const headless = checkElectronLaunch(root, { ...desktop, env: {} });
+    expect(causes(headless)).toEqual(['no-display']);
+    expect(!headless.ok && headless.reason).toMatch(/no display \(neither DISPLAY nor WAYLAND_DISPLAY is set\).*xvfb-run/);
+    expect(checkElectronLaunch(root, { ...desktop, env: { WAYLAND_DISPLAY: 'wayland-0' } }).ok).toBe(true);
+    expect(checkElectronLaunch(root, { ...desktop, env: {}, platform: 'darwin' }).ok).toBe(true);
+    expect(checkElectronLaunch(root, { ...desktop, env: {}, platform: 'win32' }).ok).toBe(true);
     expect(hasDisplay({ DISPLAY: ':99' }, 'linux')).toBe(true);
-    expect(hasDisplay({ WAYLAND_DISPLAY: 'wayland-0' }, 'linux')).toBe(true);
-    expect(hasDisplay({}, 'darwin')).toBe(true);
-    expect(hasDisplay({}, 'win32')).toBe(true);
+  });
+
+  it('better-sqlite3 built for Node\'s ABI, not Electron\'s: names both ABIs and the rebuild both ways', () => {
+    const forNode = checkElectronLaunch(checkout({ pathTxt: 'electron', binary: true, addonAbi: '127' }), desktop);
+    expect(causes(forNode)).toEqual(['abi-mismatch']);
+    expect(!forNode.ok && forNode.reason).toBe(
+      'better-sqlite3 is built for this Node (22.12.0, ABI 127), and Electron 45.5.0 needs ABI 150: `npx electron-builder install-app-deps` rebuilds it for Electron ' +
+      '(`npm rebuild better-sqlite3` goes back, for the CLI, browser mode and the tests)',
+    );
+    const forOther = checkElectronLaunch(checkout({ pathTxt: 'electron', binary: true, addonAbi: '143' }), desktop);
+    expect(!forOther.ok && forOther.reason).toMatch(/^better-sqlite3 is built for ABI 143, and Electron 45\.5\.0 needs ABI 150/);
+    // Built for this Electron: nothing in the way.
+    expect(checkElectronLaunch(checkout({ pathTxt: 'electron', binary: true, addonAbi: '150' }), desktop).ok).toBe(true);
+  });
+
+  it('names every cause at once, so one run tells all that stands in the way', () => {
+    const launch = checkElectronLaunch(checkout({ addonAbi: '115' }), { env: {}, platform: 'linux', nodeVersion: '20.20.2', nodeAbi: '115' });
+    expect(causes(launch)).toEqual(['not-downloaded', 'no-display', 'abi-mismatch']);
+    expect(!launch.ok && launch.reason.split('; and ')).toHaveLength(3);
+  });
+
+  it('reads the ABI a real native addon was built for: this checkout\'s better-sqlite3 is built for this Node', () => {
+    expect(addonAbi(sqliteAddon(ROOT))).toBe(process.versions.modules);
+    expect(addonAbi(join(freshDir(), 'none.node'))).toBeUndefined();
   });
 });
 

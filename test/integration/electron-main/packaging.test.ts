@@ -4,6 +4,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers';
 
@@ -52,16 +53,56 @@ describe('electron-builder config', () => {
     await expect(validate({ ...config, npmSkipBuildFromSource: false })).rejects.toThrow(/deprecated/);
   });
 
-  it('names the app, pins Electron to the optional dependency, and builds every platform\'s package', async () => {
+  it('names the app, pins Electron to the devDependency, and builds every platform\'s package', async () => {
     const config = await load();
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
     expect(config.productName).toBe('Slotscope');
     expect(config.appId).toMatch(/^[a-z]+(\.[a-z0-9-]+)+$/);
-    expect(config.electronVersion).toBe('41.10.0');
-    expect(config.electronVersion).toBe(pkg.optionalDependencies.electron);
+    expect(config.electronVersion).toBe('45.5.0');
+    // A devDependency, pinned exactly: npm installs it on every Node (an optional one it drops, silently,
+    // where the running Node is older than the package's engines), so its typings are always there.
+    expect(pkg.devDependencies.electron).toBe(config.electronVersion);
+    expect(pkg.optionalDependencies?.electron).toBeUndefined();
+    expect(pkg.dependencies?.electron).toBeUndefined();
     expect(config.linux.target).toEqual(['AppImage', 'deb']);
     expect(config.mac.target).toEqual(['dmg']);
     expect(config.win.target).toEqual(['nsis']);
+  });
+
+  it('flips Electron\'s fuses: no run-as-Node, no NODE_OPTIONS or --inspect, encrypted cookies, only an integrity-checked app.asar', async () => {
+    const config = await load();
+    expect(config.electronFuses).toEqual({
+      runAsNode: false,
+      enableCookieEncryption: true,
+      enableNodeOptionsEnvironmentVariable: false,
+      enableNodeCliInspectArguments: false,
+      enableEmbeddedAsarIntegrityValidation: true,
+      onlyLoadAppFromAsar: true,
+    });
+    // OnlyLoadAppFromAsar needs the app in an asar archive; the schema knows every fuse named above.
+    expect(config.asar).toBe(true);
+    await expect(validate({ ...config, electronFuses: { ...(config.electronFuses as object), runAsNod: false } })).rejects.toThrow(/electronFuses/);
+    await expect(validate({ ...config, electronFuses: { ...(config.electronFuses as object), runAsNode: 'no' } })).rejects.toThrow(/electronFuses/);
+  });
+
+  it('packages an Electron that electron-builder\'s rebuild knows, installed without downloading anything', async () => {
+    const config = await load();
+    const version = config.electronVersion as string;
+    const electronPkg = join(ROOT, 'node_modules', 'electron');
+    const installed = JSON.parse(readFileSync(join(electronPkg, 'package.json'), 'utf8'));
+    expect(installed.version).toBe(version);
+    // No install step: `npm ci` never fetches the binary (`npx install-electron` does, when asked).
+    expect(Object.keys(installed.scripts ?? {}).filter((k) => /install/.test(k))).toEqual([]);
+    const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8'));
+    expect(lock.packages['node_modules/electron']).toMatchObject({ version, dev: true });
+    expect(lock.packages['node_modules/electron'].hasInstallScript).toBeUndefined();
+    // electron-builder rebuilds better-sqlite3 through @electron/rebuild, which asks node-abi for the
+    // Electron's module ABI: it must know this Electron, and agree with the ABI the package declares.
+    const rebuild = require.resolve('@electron/rebuild', { paths: [require.resolve('app-builder-lib/package.json')] });
+    const nodeAbi = [join(rebuild, '..', '..', 'node_modules', 'node-abi'), join(ROOT, 'node_modules', 'node-abi')].find((d) => existsSync(join(d, 'index.js')));
+    expect(nodeAbi).toBeDefined();
+    const { getAbi } = (await import(pathToFileURL(join(nodeAbi!, 'index.js')).href)) as { getAbi(target: string, runtime: string): string };
+    expect(getAbi(version, 'electron')).toBe(readFileSync(join(electronPkg, 'abi_version'), 'utf8').trim());
   });
 
   it('rebuilds better-sqlite3 for Electron at packaging time only, and unpacks its .node from the asar', async () => {
