@@ -7,9 +7,8 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PRESETS } from '../shared/settings';
 import { createCore, type Core } from './core/create-core';
-import { demoScenario } from './core/testsite/index';
-import { startTestSite, type TestSite } from './core/testsite/index';
-import { startServer } from './server/ws-server';
+import { demoScenario, startTestSite, type Scenario, type TestSite } from './core/testsite/index';
+import { startServer, type RunningServer } from './server/ws-server';
 
 export interface BrowserModeOptions {
   readonly db: string;
@@ -34,10 +33,27 @@ export function rendererDir(): string {
   return join(here, 'renderer');
 }
 
-/** Starts the built-in test site on DEMO_PORT and, when the database has no crawls yet, creates a demo crawl of it (browser mode and the Electron host). */
+/**
+ * Starts a scenario on a fixed port, or, when that port is taken (a second Slotscope on another
+ * data folder runs its demo too) or not permitted, on a free one, saying so in one line.
+ */
+export async function startOnFixedPort(scenario: Scenario, port: number, log: (line: string) => void, what = 'the demo site'): Promise<TestSite> {
+  try {
+    return await startTestSite({ ...scenario, port }, { loopbackFallback: true });
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code !== 'EADDRINUSE' && code !== 'EACCES') throw e;
+    const site = await startTestSite({ ...scenario, port: 0 }, { loopbackFallback: true });
+    const used = [...new Set(Object.values(site.ports))].join(', ');
+    log(`${what}: port ${port} is ${code === 'EADDRINUSE' ? 'in use (another Slotscope?)' : 'not permitted'}, so it listens on port ${used} for this run; ` +
+      `a demo crawl created in an earlier run still points at port ${port}: duplicate it after stopping the other program, or create a new one`);
+    return site;
+  }
+}
+
+/** Starts the built-in test site on DEMO_PORT (or a free port when that one is taken) and, when the database has no crawls yet, creates a demo crawl of it (browser mode and the Electron host). */
 export async function startDemo(core: Core, log: (line: string) => void): Promise<TestSite> {
-  const scenario = { ...demoScenario(), port: DEMO_PORT };
-  const site = await startTestSite(scenario, { loopbackFallback: true });
+  const site = await startOnFixedPort(demoScenario(), DEMO_PORT, log);
   const list = await core.dispatch('crawls.list', {});
   if (list.ok && (list.result as unknown[]).length === 0) {
     const preset = PRESETS.find((p) => p.id === 'many-sites')!;
@@ -75,10 +91,19 @@ function openBrowser(url: string, log: (line: string) => void): void {
 export async function runBrowserMode(o: BrowserModeOptions): Promise<void> {
   mkdirSync(dirname(o.db), { recursive: true });
   const core = await createCore({ db: o.db });
-  const site = o.demo ? await startDemo(core, o.log) : null;
-  const staticDir = rendererDir();
-  if (!existsSync(join(staticDir, 'index.html'))) o.log('the renderer is not built: run `npm run build`');
-  const server = await startServer({ dispatcher: core, host: o.host, port: o.port, staticDir, log: o.log });
+  let site: TestSite | null = null;
+  let server: RunningServer;
+  try {
+    site = o.demo ? await startDemo(core, o.log) : null;
+    const staticDir = rendererDir();
+    if (!existsSync(join(staticDir, 'index.html'))) o.log('the renderer is not built: run `npm run build`');
+    server = await startServer({ dispatcher: core, host: o.host, port: o.port, staticDir, log: o.log });
+  } catch (e) {
+    // Nothing may outlive a failed start: the database lock is released and the process can exit.
+    await site?.close().catch(() => undefined);
+    await core.close().catch(() => undefined);
+    throw e;
+  }
   o.log(`Slotscope is running: ${server.url}`);
   o.log(`history: ${o.db}`);
   process.stdout.write(`${JSON.stringify({ ready: true, url: server.url, db: o.db })}\n`);

@@ -30,8 +30,13 @@ export interface ServerOptions {
   readonly allowedOrigins?: readonly string[];
   /** Largest accepted WebSocket message in bytes; bigger ones close the connection with 1009. Default 1 MiB. */
   readonly maxPayload?: number;
-  /** Unsent bytes above which a client stops getting 'slots.update' events. Default 8 MiB. */
+  /**
+   * Unsent bytes above which a client stops getting 'slots.update' events and its requests are no
+   * longer read until it catches up. Default 8 MiB.
+   */
   readonly backpressureBytes?: number;
+  /** A client over backpressureBytes that reads nothing for this many ms is closed (and counted). Default 30 s. */
+  readonly slowClientMs?: number;
   /** Where the server's lines go; default stderr. */
   readonly log?: (line: string) => void;
   /** Serves GET /export downloads (export-route.ts); default: the dispatcher when it has exportHistory (the core does). */
@@ -45,11 +50,41 @@ export interface RunningServer {
   readonly url: string;
   readonly port: number;
   readonly token: string;
+  /** Connected WebSocket clients, their unsent bytes, and how many were closed for not reading. */
+  stats(): ServerStats;
   /** Closes every client (1001) and the listener. */
   close(): Promise<void>;
 }
 
+export interface ServerStats {
+  readonly clients: number;
+  /** Bytes queued for every client together, not yet taken by the network. */
+  readonly bufferedBytes: number;
+  /** Clients closed because they read nothing for slowClientMs with more than backpressureBytes unsent. */
+  readonly slowClientsClosed: number;
+}
+
 const WS_PATH = '/ws';
+
+/**
+ * The server could not listen on `host`:`port`: the port is taken, or the host is not an address
+ * of this machine. `message` says which, naming both; nothing is left open.
+ */
+export class ListenError extends Error {
+  override readonly name = 'ListenError';
+  constructor(readonly host: string, readonly port: number, readonly code: string, readonly reason: string) {
+    super(code === 'EADDRINUSE'
+      ? `cannot listen on ${urlHost(host)}:${port}: the port is in use (another program, or another Slotscope); choose another with --port N, or --port 0 for any free port`
+      : code === 'EACCES'
+        ? `cannot listen on ${urlHost(host)}:${port}: not permitted (ports below 1024 need privileges); choose another with --port N, or --port 0 for any free port`
+        : `cannot listen on ${urlHost(host)}:${port}: ${JSON.stringify(host)} is not an address of this machine (${reason}); use 127.0.0.1, or an address this machine has`);
+  }
+
+  /** Whether the fault is the port (taken or privileged) rather than the host. */
+  get portFault(): boolean {
+    return this.code === 'EADDRINUSE' || this.code === 'EACCES';
+  }
+}
 
 /** Splits a request target into its raw path and raw query (without `?`). */
 function splitTarget(target: string): [path: string, query: string] {
@@ -78,6 +113,8 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   if (token.length === 0) throw new Error('the token must not be empty');
   const maxPayload = o.maxPayload ?? 1024 * 1024;
   const backpressureBytes = o.backpressureBytes ?? 8 * 1024 * 1024;
+  const slowClientMs = o.slowClientMs ?? 30_000;
+  let slowClientsClosed = 0;
   const log = o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const exporter = o.exporter ?? (isHistoryExporter(o.dispatcher) ? o.dispatcher : undefined);
   const importer = o.importer ?? (isLogImporter(o.dispatcher) ? o.dispatcher : undefined);
@@ -170,7 +207,10 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     wss.handleUpgrade(req, socket, head, (ws) => {
       clients.add(ws);
       ws.on('close', () => clients.delete(ws));
-      startSession(ws, { dispatcher: o.dispatcher, backpressureBytes, eventText, log, name: `ws client ${++clientCount}` });
+      startSession(ws, {
+        dispatcher: o.dispatcher, backpressureBytes, slowClientMs, eventText, log, name: `ws client ${++clientCount}`,
+        onShed: () => void slowClientsClosed++,
+      });
     });
   }
 
@@ -184,9 +224,13 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   server.on('upgrade', handleUpgrade);
 
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (e: NodeJS.ErrnoException) => {
+      server.close();
+      reject(new ListenError(host, o.port ?? 0, e.code ?? 'EINVAL', e.message));
+    };
+    server.once('error', onError);
     server.listen(o.port ?? 0, host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       resolve();
     });
   });
@@ -222,5 +266,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
     return closing;
   };
 
-  return { url: `http://${defaultHost}/?token=${encodeURIComponent(token)}`, port, token, close };
+  const stats = (): ServerStats => {
+    let bufferedBytes = 0;
+    for (const ws of clients) bufferedBytes += ws.bufferedAmount;
+    return { clients: clients.size, bufferedBytes, slowClientsClosed };
+  };
+
+  return { url: `http://${defaultHost}/?token=${encodeURIComponent(token)}`, port, token, stats, close };
 }

@@ -1,5 +1,6 @@
 // One connected WebSocket client: its requests answered through the dispatcher, every event pushed
-// to it, and a slow reader shed of slot updates (never of replies) until it catches up.
+// to it, a slow reader shed of slot updates (never of replies) until it catches up, and a client
+// that will not read at all no longer read from, then closed: its unsent bytes stay bounded.
 
 import type { RawData, WebSocket } from 'ws';
 import type { AppEvents, Dispatcher, EventName } from '../../shared/contract';
@@ -7,8 +8,15 @@ import { answerFrame, encodeReply, type WireReply } from './protocol';
 
 export interface SessionOptions {
   readonly dispatcher: Dispatcher;
-  /** Above this many unsent bytes, 'slots.update' events are dropped for this client. */
+  /**
+   * Above this many unsent bytes, 'slots.update' events are dropped for this client and its
+   * requests are no longer read (so its replies stop piling up) until it is back under.
+   */
   readonly backpressureBytes: number;
+  /** A client over backpressureBytes that reads nothing for this long is closed. */
+  readonly slowClientMs: number;
+  /** Called once when the session closes a client that would not read (the server counts them). */
+  readonly onShed?: () => void;
   /** The JSON of an event frame (shared by all sessions so one event is serialised once). */
   readonly eventText: (event: EventName, payload: unknown) => string | null;
   readonly log: (line: string) => void;
@@ -17,6 +25,14 @@ export interface SessionOptions {
 }
 
 const OPEN = 1;
+
+/** How often a client over the cap is looked at (reading resumed, or progress checked). */
+const WATCH_MS = 50;
+
+/** Requests of one client answered at once; more wait, unread, until one is answered. */
+const MAX_IN_FLIGHT = 64;
+
+type RawFrame = readonly [data: RawData, isBinary: boolean];
 
 /**
  * Serves one client until its socket closes. Dropped slot updates are deltas, so a crawl that
@@ -30,8 +46,71 @@ export function startSession(ws: WebSocket, o: SessionOptions): void {
   let dropped = 0;
   let closed = false;
 
+  // Flow control. Over backpressureBytes the client's requests are not read (TCP pushes back on
+  // it); a watch then checks every WATCH_MS whether it read anything: unsent bytes that went down
+  // beyond what was added since. Nothing read for slowClientMs: the client is closed.
+  let watch: NodeJS.Timeout | null = null;
+  let readingPaused = false;
+  let lastBuffered = 0;
+  let addedSince = 0;
+  let lastProgress = 0;
+  /** Starts waiting requests as far as the limits allow (set below, with the request queue). */
+  let pump: () => void = () => {};
+
+  const shed = (buffered: number) => {
+    if (closed) return;
+    closed = true;
+    stopWatch();
+    o.log(`${o.name}: closed: it read nothing for ${o.slowClientMs / 1000} s with ${buffered} bytes unsent (a client that does not read its replies)`);
+    o.onShed?.();
+    // terminate, not close: a close frame would wait behind the unsent bytes; this frees them now.
+    ws.terminate();
+  };
+
+  const stopWatch = () => {
+    if (watch) clearInterval(watch);
+    watch = null;
+  };
+
+  const look = () => {
+    if (closed || ws.readyState !== OPEN) return stopWatch();
+    const buffered = ws.bufferedAmount;
+    const now = Date.now();
+    if (lastBuffered + addedSince - buffered > 0) lastProgress = now;
+    lastBuffered = buffered;
+    addedSince = 0;
+    if (buffered <= o.backpressureBytes) {
+      readingPaused = false;
+      stopWatch();
+      pump();
+      return;
+    }
+    if (!readingPaused) {
+      readingPaused = true;
+      ws.pause();
+    }
+    if (now - lastProgress >= o.slowClientMs) shed(buffered);
+  };
+
+  /** After a send: over the cap, stop reading the client's requests and start watching it. */
+  const checkFlow = () => {
+    if (watch || closed) return;
+    const buffered = ws.bufferedAmount;
+    if (buffered <= o.backpressureBytes) return;
+    lastBuffered = buffered;
+    addedSince = 0;
+    lastProgress = Date.now();
+    readingPaused = true;
+    ws.pause();
+    watch = setInterval(look, WATCH_MS);
+    watch.unref();
+  };
+
   const send = (text: string) => {
-    if (ws.readyState === OPEN) ws.send(text);
+    if (ws.readyState !== OPEN || closed) return;
+    ws.send(text);
+    if (watch) addedSince += Buffer.byteLength(text);
+    else checkFlow();
   };
   const reply = (r: WireReply) => send(encodeReply(r));
 
@@ -96,21 +175,42 @@ export function startSession(ws: WebSocket, o: SessionOptions): void {
     o.log(`${o.name}: could not subscribe to events: ${e instanceof Error ? e.message : String(e)}`);
   }
 
-  ws.on('message', (data: RawData, isBinary: boolean) => {
+  // Requests: at most MAX_IN_FLIGHT answered at once; later ones wait here, and while any wait (or
+  // the client is over its cap) its socket is not read, so a flood costs the host a bounded amount.
+  const waiting: RawFrame[] = [];
+  let inFlight = 0;
+  const answer = (frame: RawFrame) => {
+    const [data, isBinary] = frame;
     if (isBinary) {
       reply({ id: null, ok: false, error: { code: 'invalid', message: 'binary frames are not accepted: send JSON text' } });
       return;
     }
     const text = Buffer.isBuffer(data) ? data.toString('utf8') : Array.isArray(data) ? Buffer.concat(data).toString('utf8') : Buffer.from(data).toString('utf8');
+    inFlight++;
     void answerFrame(text, o.dispatcher, (method, err) =>
       o.log(`${o.name}: ${method} threw: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`),
-    ).then(reply);
+    ).then((r) => {
+      inFlight--;
+      reply(r);
+      pump();
+    });
+  };
+  pump = () => {
+    while (!closed && !readingPaused && inFlight < MAX_IN_FLIGHT && waiting.length > 0) answer(waiting.shift()!);
+    if (closed || readingPaused) return;
+    if (waiting.length > 0) ws.pause();
+    else ws.resume();
+  };
+  ws.on('message', (data: RawData, isBinary: boolean) => {
+    waiting.push([data, isBinary]);
+    pump();
   });
   ws.on('error', (err: Error & { code?: string }) => {
     o.log(`${o.name}: ${err.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? 'message over the size limit, closing with 1009' : `error: ${err.message}`}`);
   });
   ws.on('close', () => {
     closed = true;
+    stopWatch();
     unsubscribe();
   });
 }
