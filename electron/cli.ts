@@ -6,7 +6,7 @@ import { readFileSync, mkdirSync } from 'node:fs';
 import { dirname, resolve as resolvePath } from 'node:path';
 import { describeSeedError, parseCrawlConfig } from './core/engine/crawl-config';
 import { runVectorFile } from './core/engine/throttle/conformance';
-import { ResumeError, runCrawl } from './core/crawl-runner';
+import { ResumeError, runCrawl, StoreFaultError } from './core/crawl-runner';
 import { HistoryOpenError } from './core/store/history-writer';
 import { PluginError } from './core/engine/scopes';
 import { startTestSite, demoScenario } from './core/testsite/index';
@@ -290,8 +290,9 @@ main(process.argv.slice(2)).then(
     if (e instanceof UsageError) {
       err(`slotscope: ${e.message}\n\n${USAGE}`);
       process.exitCode = 2;
-    } else if (e instanceof HistoryOpenError) {
-      // A corrupt, newer, foreign or locked database: the message says what to do; no stack, no retry.
+    } else if (e instanceof HistoryOpenError || e instanceof StoreFaultError) {
+      // A corrupt, newer, foreign, locked or read-only database, or a history the store could not
+      // write before the crawl had to end: the message says what to do; no stack, no retry.
       err(`slotscope: ${e.message}`);
       process.exitCode = 1;
     } else {

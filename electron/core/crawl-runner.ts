@@ -7,12 +7,24 @@ import type { Clock } from './clock';
 import { crawlConfigInput, parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
 import { Crawler, type CrawlStats } from './engine/crawler';
 import type { SavedCrawl } from './engine/resume';
-import { CrawlPersistence, loadForResume, RESUMABLE } from './crawl-persistence';
+import { CrawlPersistence, loadForResume, RESUMABLE, StorePause } from './crawl-persistence';
 import { openHistoryWriter, type HistoryWriter } from './store/history-writer';
 import { openHistoryReader } from './store/queries';
 
 /** A crawl that cannot be resumed: unknown, never started, finished, or without a saved frontier. */
 export class ResumeError extends Error {}
+
+/**
+ * The history could not be written before the crawl had to end (a full disk, a lock, a read-only
+ * disk that did not recover before the user quit): the message names the file, the fault, what
+ * was not written and how to resume. The crawl is not marked finished: it stays resumable.
+ */
+export class StoreFaultError extends Error {
+  override readonly name = 'StoreFaultError';
+}
+
+/** How long a pause (Ctrl-C) waits for a blocked store before giving up on it. */
+const PAUSE_STORE_WAIT_MS = 3000;
 
 export interface RunCrawlOptions {
   /** The crawl to run (omit it with `resume`). */
@@ -29,6 +41,11 @@ export interface RunCrawlOptions {
   readonly clock?: Clock;
   /** Progress lines (stderr in the CLI). */
   readonly log?: (line: string) => void;
+  /**
+   * Lines that must be seen even when `log` is off (--quiet): the crawl paused because its
+   * history cannot be written, and resumed. Default: `log`, else standard error.
+   */
+  readonly alert?: (line: string) => void;
   /** Seconds between progress lines; 0 = none. */
   readonly progressEvery?: number;
   /** Folder relative paths in the settings (THROTTLING_MANAGER) are resolved from; the working folder by default. */
@@ -66,14 +83,17 @@ function storedConfig(db: string, id: number): CrawlConfig {
 
 export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
   const writer: HistoryWriter = await openHistoryWriter(o.db);
+  const alert = o.alert ?? o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   let writerError: Error | null = null;
   writer.on('error', (err: Error) => {
     writerError = err;
     o.log?.(`history error: ${err.message}`);
   });
   let persist: CrawlPersistence | null = null;
+  let guard: StorePause | null = null;
+  let failing: unknown = null;
+  let crawlId = o.resume ?? 0;
   try {
-    let crawlId = o.resume ?? 0;
     if (o.config === undefined && o.resume === undefined) throw new Error('runCrawl needs a config or a crawl to resume');
     const config = o.resume !== undefined ? storedConfig(o.db, o.resume) : o.config!;
     let saved: SavedCrawl | null = null;
@@ -102,8 +122,16 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
             if (e.code !== 'robots-disallowed') o.log?.(formatEventLine(e));
           }
         },
-        onStatus: (status) => writer.updateCrawl(crawlId, { status }),
+        onStatus: (status) => {
+          writer.updateCrawl(crawlId, { status });
+          guard?.onStatus(status);
+        },
       },
+    });
+    // A history that cannot be written pauses the crawl and says so, even with --quiet.
+    guard = new StorePause(writer, crawler, (e) => {
+      writer.recordEvent(crawlId, e);
+      alert(`crawl ${crawlId}: ${e.text}`);
     });
     await crawler.prepare(o.baseDir);
     if (saved) {
@@ -116,12 +144,14 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
     const started = crawler.stats().startedAt ?? Date.now();
     if (!saved) writer.updateCrawl(crawlId, { startedAt: started });
     p.attach(crawler);
+    guard.attach();
     o.onStart?.(crawler, crawlId);
     let timer: NodeJS.Timeout | null = null;
     if (o.log && (o.progressEvery ?? 5) > 0) {
       timer = setInterval(() => {
         const s = crawler.stats();
-        o.log!(`progress: ${s.requests} requests, ${s.responses} responses, ${s.failures} failures, ${s.inFlight} in flight, ${s.queued} queued, ${s.slots} slots`);
+        const held = guard!.paused ? ', paused: the history cannot be written' : '';
+        o.log!(`progress: ${s.requests} requests, ${s.responses} responses, ${s.failures} failures, ${s.inFlight} in flight, ${s.queued} queued, ${s.slots} slots${held}`);
       }, (o.progressEvery ?? 5) * 1000);
       timer.unref();
     }
@@ -139,9 +169,12 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
     const stats = await Promise.race([crawler.done, paused]);
     if (timer) clearInterval(timer);
     if (stats.status === 'paused') {
+      guard.ended();
       await crawler.close({ stop: false });
       p.close();
-      await writer.flush();
+      // Quitting: a blocked store gets one more chance, briefly.
+      await committed(writer, crawlId, o.db, 'paused', PAUSE_STORE_WAIT_MS);
+      guard.detach();
       if (writerError) throw writerError;
       const committedAt = crawler.now;
       const s = crawler.stats();
@@ -151,6 +184,7 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
       };
       return { summary, stats: s, committedAt };
     }
+    guard.ended();
     await crawler.close();
     p.close();
     const summary: CrawlSummary = {
@@ -162,12 +196,59 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
       slots: stats.slots,
       seconds: Math.round((((stats.finishedAt ?? Date.now()) - started) / 1000) * 1000) / 1000,
     };
+    // Written after every record of the crawl, in order: it is 'finished' only once they all are.
     writer.updateCrawl(crawlId, { status: stats.status, finishedAt: stats.finishedAt ?? Date.now(), summary, settings: crawler.currentSettings });
-    await writer.flush();
+    // A blocked store is waited for, however long (the guard says why); Ctrl-C gives up, resumable.
+    await committed(writer, crawlId, o.db, stats.status, Infinity, o.signal);
+    guard.detach();
     if (writerError) throw writerError;
     return { summary, stats, committedAt: crawler.now };
+  } catch (e) {
+    failing = e;
+    throw e;
   } finally {
     persist?.close();
-    await writer.close();
+    guard?.detach();
+    try {
+      await writer.close();
+    } catch (e) {
+      // What could not be written is said, naming the file and how to resume; an earlier error stays the one thrown.
+      if (failing === null) throw storeFault(e, crawlId, o.db);
+    }
   }
+}
+
+/** A writer's refusal to close (records it could not write) as the error `slotscope crawl` prints. */
+function storeFault(e: unknown, crawlId: number, db: string): Error {
+  if (e instanceof StoreFaultError) return e;
+  const resume = crawlId > 0 ? ` Resume it with: slotscope crawl --db ${db} --resume ${crawlId}` : '';
+  return new StoreFaultError(`${(e as Error)?.message ?? String(e)}.${resume}`, { cause: e });
+}
+
+/**
+ * Waits until everything recorded is committed, however long the store stays blocked, unless
+ * `signal` aborts or `limitMs` passes first: then throws a StoreFaultError that says what was
+ * not written and that the crawl stays resumable (it is not marked `status`).
+ */
+async function committed(writer: HistoryWriter, crawlId: number, db: string, status: string, limitMs: number, signal?: AbortSignal): Promise<void> {
+  const flushed = writer.flush({ wait: true });
+  let giveUp: () => void = () => undefined;
+  const stop = new Promise<'stop'>((resolve) => {
+    giveUp = () => resolve('stop');
+    const timer = Number.isFinite(limitMs) ? setTimeout(giveUp, limitMs) : null;
+    signal?.addEventListener('abort', giveUp, { once: true });
+    flushed.finally(() => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', giveUp);
+    }).catch(() => undefined);
+  });
+  const r = await Promise.race([flushed.then(() => 'ok' as const), stop]);
+  if (r === 'ok') return;
+  flushed.catch(() => undefined);
+  const b = writer.blocked;
+  throw new StoreFaultError(
+    `crawl ${crawlId} could not be saved as ${status}: ${b ? `${b.pending} records are not written (${b.text})` : 'the history is not written'}. ` +
+      `Nothing is marked ${status}: the crawl stays resumable and fetches the unrecorded pages again. ` +
+      `Resume it with: slotscope crawl --db ${db} --resume ${crawlId}`,
+  );
 }

@@ -207,7 +207,11 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     const c = stored(id);
     if (running.has(id) || starting.has(id)) fail('conflict', `crawl ${id} is already ${running.get(id)?.crawler.status ?? 'starting'}`, 'id');
     if (!saved && c.status !== 'created') fail('conflict', `crawl ${id} is ${c.status}; only a created crawl can start (resume an interrupted or paused one; duplicate it to run it again)`, 'id');
-    const persist = new CrawlPersistence(writer, id);
+    // A history that cannot be written pauses the crawl; the app is told why (issue 15).
+    const persist = new CrawlPersistence(writer, id, (e) => {
+      writer.recordEvent(id, e);
+      emit('warning', { crawlId: id, event: e });
+    });
     const crawler: Crawler = new Crawler({
       config: configOf(id),
       sinks: {
@@ -225,6 +229,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
         },
         onStatus: (status: CrawlStatus) => {
           writer.updateCrawl(id, { status });
+          persist.onStatus(status);
           emit('crawl.status', { crawlId: id, stats: crawler.stats() });
         },
       },
@@ -472,7 +477,10 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       if (ticker) clearInterval(ticker);
       ticker = null;
       await Promise.all([...finalizing]);
-      for (const l of running.values()) l.crawler.pause();
+      for (const l of running.values()) {
+        l.persist.ended();
+        l.crawler.pause();
+      }
       await Promise.all([...running.values()].map(async (l) => {
         // In-flight requests finish and are recorded; the crawl stays paused in the database.
         const deadline = Date.now() + 5000;

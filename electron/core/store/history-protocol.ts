@@ -2,6 +2,7 @@
 // responses travel in: one Float64Array row per response plus a per-batch string dictionary.
 import type { CrawlStatus } from '../../../shared/types';
 import type { RetentionSettings } from '../../../shared/contract';
+import type { StoreFaultKind } from './store-faults';
 
 /** Column offsets of one response row in BatchMessage.nums (null numbers are NaN, null strings -1). */
 export const R_CRAWL = 0;
@@ -128,8 +129,14 @@ export type ToWorker =
   | { readonly type: 'setRetention'; readonly id: number; readonly patch: { readonly [K in keyof RetentionSettings]?: RetentionSettings[K] } }
   /** A pruning pass (after any running one), `now` defaulting to the clock; replies with a PruneResult. */
   | { readonly type: 'prune'; readonly id: number; readonly now?: number }
-  /** Replied to once every earlier message is committed; carries the first write error since the last flush. */
-  | { readonly type: 'flush'; readonly id: number }
+  /**
+   * Replied to once every earlier message is committed; carries the first write error since the
+   * last flush. While the store cannot write (see `stalled`): replied to at once with that fault
+   * as the error, or with `wait`, only once the store could write everything before it.
+   */
+  | { readonly type: 'flush'; readonly id: number; readonly wait?: boolean }
+  /** Try the writes kept by a store fault now instead of at the next retry (the user's word). */
+  | { readonly type: 'retry' }
   /** Checkpoint and close the connection, then reply. */
   | { readonly type: 'close'; readonly id: number };
 
@@ -143,8 +150,29 @@ export type FromWorker =
   /** Opening failed; the worker exits after sending this. */
   | { readonly type: 'fatal'; readonly message: string }
   | { readonly type: 'reply'; readonly id: number; readonly value?: unknown; readonly error?: string }
-  /** A batch was committed (or rolled back, with `error`). `records` counts responses, changes and events. */
+  /**
+   * A batch was committed, or (with `error`) refused for its data (a constraint, a bug: retrying
+   * cannot help). A batch the *store* cannot take (disk full, lock, read-only…) is kept and
+   * retried instead: no batchDone until it is committed. `records` counts responses, changes and events.
+   */
   | { readonly type: 'batchDone'; readonly seq: number; readonly records: number; readonly error?: string }
+  /**
+   * The store cannot write (a write failed for its disk, lock or file, not its data): every write
+   * from the failed one on is kept, in order, and retried (about every 2 s at most). Sent at each
+   * failed attempt. `text` names the file and what to do; `records` and `ops` are what waits.
+   */
+  | {
+      readonly type: 'stalled';
+      readonly kind: StoreFaultKind;
+      readonly text: string;
+      readonly records: number;
+      readonly ops: number;
+      /** Epoch ms of the first failed attempt of this stall. */
+      readonly since: number;
+      readonly attempts: number;
+    }
+  /** Everything kept by a stall is committed; `ms` it lasted. */
+  | { readonly type: 'recovered'; readonly ms: number; readonly attempts: number }
   /** A write that has no reply (updateCrawl) failed. */
   | { readonly type: 'error'; readonly message: string };
 

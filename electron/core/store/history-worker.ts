@@ -3,6 +3,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { lockHistoryFile, openDatabase, timed, type HistoryLock } from './database';
+import { isStoreFault, storeFaultKind, storeFaultText } from './store-faults';
 import { FrontierWriter, markInterrupted } from './frontier-store';
 import { readSchemaVersion } from './migrate';
 import { countStatus, SeriesAggregator } from './aggregates';
@@ -11,12 +12,15 @@ import { RetentionPruner, PRUNE_INTERVAL_MS, mergeRetention, readRetention, writ
 import {
   R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
   R_DOWNLOAD_TIME, R_ERROR_KIND, R_ERROR_MESSAGE, R_IN_FLIGHT, R_LATENCY, R_METHOD, R_REUSED, R_SLOT,
-  R_STARTED_AT, R_STATUS, R_T, R_WAIT_MS, RESPONSE_STRIDE,
+  R_STARTED_AT, R_STATUS, R_T, R_WAIT_MS, RESPONSE_STRIDE, F_CRAWL, FRONTIER_STRIDE,
 } from './history-protocol';
 import type { BatchMessage, CrawlPatchWire, FromWorker, ToWorker, WorkerInit } from './history-protocol';
 
 /** A batch slower than one flush interval means the writer is falling behind: worth a warning. */
 const SLOW_BATCH_MS = 250;
+/** A write the store refused is retried after this long, doubling up to RETRY_MAX_MS. */
+const RETRY_FIRST_MS = 250;
+const RETRY_MAX_MS = 2000;
 
 /** Running figures for one slot_stats or series row, accumulated over one batch. */
 class Acc {
@@ -82,6 +86,34 @@ function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** A write kept in order in the worker's queue: a batch of records or a change of a crawl row. */
+type WriteOp = BatchMessage | Extract<ToWorker, { type: 'updateCrawl' }>;
+
+/** Responses, changes and events of a write (0 for a crawl update). */
+function opRecords(op: WriteOp): number {
+  return op.type === 'batch' ? op.n + op.changes.length + op.events.length : 0;
+}
+
+/** The crawls a write is about (for messages). */
+function opCrawls(op: WriteOp): number[] {
+  if (op.type === 'updateCrawl') return [op.crawlId];
+  const out = new Set<number>();
+  for (let i = 0; i < op.n; i++) out.add(op.nums[i * RESPONSE_STRIDE + R_CRAWL]);
+  for (const c of op.changes) out.add(c[0]);
+  for (const e of op.events) out.add(e[0]);
+  if (op.frontier) {
+    for (let i = 0; i < op.frontier.n; i++) out.add(op.frontier.nums[i * FRONTIER_STRIDE + F_CRAWL]);
+    for (const st of op.frontier.slotStates) out.add(st[0]);
+  }
+  return [...out];
+}
+
+function opsLabel(ops: readonly WriteOp[]): string {
+  const records = ops.reduce((k, op) => k + opRecords(op), 0);
+  const batches = ops.filter((op) => op.type === 'batch').length;
+  return batches === 1 && ops.length === 1 ? `batch of ${records} records` : `${ops.length} writes (${batches} batches) of ${records} records`;
+}
+
 /** The write side: prepared statements, the slot cache and the batch transaction. */
 class HistoryStore {
   /** crawl id → slot key → slot id. Cleared when a transaction rolls back (it may hold rolled-back ids). */
@@ -95,12 +127,13 @@ class HistoryStore {
   private readonly upsertSlotStats: Statement;
   private readonly upsertStatus: Statement;
   private readonly updateStatements = new Map<string, Statement>();
-  private readonly writeBatchTx: Transaction<(m: BatchMessage) => void>;
-  private readonly writeGroupTx: Transaction<(ms: readonly BatchMessage[]) => void>;
+  private readonly writeOpsTx: Transaction<(ops: readonly WriteOp[]) => void>;
   /** Frontier ops and slot states (crash-safe resume). */
   readonly frontier: FrontierWriter;
   /** The 1 s … 1 h buckets of every slot and crawl (store/aggregates.ts). */
   readonly series: SeriesAggregator;
+  /** The buckets in memory were forgotten after a rollback: catch up from the rows before writing. */
+  private seriesStale = false;
 
   constructor(private readonly db: Database) {
     this.frontier = new FrontierWriter(db, (crawlId, key) => this.slotId(crawlId, key));
@@ -149,9 +182,8 @@ class HistoryStore {
     this.series = new SeriesAggregator(db);
     // Room for the hot index and bucket pages of a busy crawl (the default is 2 MB).
     db.pragma('cache_size = -65536');
-    this.writeBatchTx = db.transaction((m: BatchMessage) => this.writeBatchRows(m));
-    this.writeGroupTx = db.transaction((ms: readonly BatchMessage[]) => {
-      for (const m of ms) this.writeBatchRows(m);
+    this.writeOpsTx = db.transaction((ops: readonly WriteOp[]) => {
+      for (const op of ops) this.writeOp(op);
     });
   }
 
@@ -161,6 +193,7 @@ class HistoryStore {
 
   /** Deletes a crawl; its slots, responses, changes, events and aggregates go with it (ON DELETE CASCADE). */
   deleteCrawl(crawlId: number): number {
+    this.caughtUp();
     const n = this.db.transaction(() => {
       this.series.write();
       const deleted = Number(this.db.prepare('DELETE FROM crawls WHERE id = ?').run(crawlId).changes);
@@ -174,7 +207,14 @@ class HistoryStore {
 
   /** Writes the buckets still in memory (flush, close): readers then see every committed row in them. */
   writeAggregates(): void {
-    if (this.series.pending) this.db.transaction(() => this.series.write()).immediate();
+    this.caughtUp();
+    if (!this.series.pending) return;
+    try {
+      this.db.transaction(() => this.series.write()).immediate();
+    } catch (e) {
+      this.rolledBack();
+      throw e;
+    }
   }
 
   updateCrawl(crawlId: number, patch: CrawlPatchWire): void {
@@ -199,58 +239,95 @@ class HistoryStore {
     if (info.changes === 0) throw new Error(`updateCrawl: no crawl with id ${crawlId}`);
   }
 
-  /** Commits one batch in one transaction; on failure nothing of it is kept. */
-  writeBatch(m: BatchMessage): void {
+  /**
+   * Commits queued writes (batches and crawl updates), in order, in one transaction: bigger
+   * transactions rewrite each hot index page once instead of once per batch, which is what lets a
+   * busy worker catch up. A failure the store is to blame for (disk full, lock, read-only, I/O:
+   * store-faults.ts) keeps everything from the failed write on for a retry (`settled` writes were
+   * committed, `fault` is the error). A write refused for its data (a constraint, a bug) is
+   * found by writing each alone, and only that one is left out, with its error in `errors`.
+   */
+  writeOps(ops: readonly WriteOp[]): { settled: number; errors: (string | undefined)[]; fault?: unknown } {
     try {
-      timed(`batch of ${m.n + m.changes.length + m.events.length} records`, () => this.writeBatchTx.immediate(m), SLOW_BATCH_MS);
+      this.caughtUp();
     } catch (e) {
-      this.slotIds.clear();
-      // Buckets in memory may hold rolled-back rows: rebuild them from what was committed.
-      try {
-        this.series.catchUp();
-      } catch {
-        this.series.reset();
-      }
-      throw e;
+      this.series.reset();
+      return { settled: 0, errors: [], fault: e };
     }
+    try {
+      timed(opsLabel(ops), () => this.writeOpsTx.immediate(ops), SLOW_BATCH_MS);
+      return { settled: ops.length, errors: ops.map(() => undefined) };
+    } catch (e) {
+      this.rolledBack();
+      if (isStoreFault(e)) return { settled: 0, errors: [], fault: e };
+      if (ops.length === 1) return { settled: 1, errors: [errorText(e)] };
+    }
+    const errors: (string | undefined)[] = [];
+    for (let i = 0; i < ops.length; i++) {
+      try {
+        this.caughtUp();
+      } catch (e) {
+        this.series.reset();
+        return { settled: i, errors, fault: e };
+      }
+      try {
+        timed(opsLabel([ops[i]]), () => this.writeOpsTx.immediate([ops[i]]), SLOW_BATCH_MS);
+        errors.push(undefined);
+      } catch (e) {
+        this.rolledBack();
+        if (isStoreFault(e)) return { settled: i, errors, fault: e };
+        errors.push(errorText(e));
+      }
+    }
+    return { settled: ops.length, errors };
   }
 
   /**
-   * Commits batches that queued up while the worker was busy in one transaction: bigger
-   * transactions rewrite each hot index page once instead of once per batch, which is what lets a
-   * busy worker catch up. If the group fails, each batch is retried alone so only the bad one is
-   * lost. Returns each batch's error, if any.
+   * After a rollback: the slot cache and the buckets in memory may hold rolled-back rows. They are
+   * forgotten, and rebuilt from the committed rows before the next write (not now: a store that
+   * just refused a write, e.g. under another program's lock, would make this wait as long again).
    */
-  writeBatches(ms: readonly BatchMessage[]): (string | undefined)[] {
-    if (ms.length > 1) {
-      try {
-        const records = ms.reduce((k, m) => k + m.n + m.changes.length + m.events.length, 0);
-        timed(`${ms.length} batches of ${records} records`, () => this.writeGroupTx.immediate(ms), SLOW_BATCH_MS);
-        return ms.map(() => undefined);
-      } catch {
-        this.slotIds.clear();
-        // Buckets in memory may hold rolled-back rows: rebuild them from what was committed.
-        try {
-          this.series.catchUp();
-        } catch {
-          this.series.reset();
-        }
-      }
-    }
-    return ms.map((m) => {
-      try {
-        this.writeBatch(m);
-        return undefined;
-      } catch (e) {
-        return errorText(e);
-      }
-    });
+  private rolledBack(): void {
+    this.slotIds.clear();
+    this.series.reset();
+    this.seriesStale = true;
   }
 
-  checkpointAndClose(): void {
-    this.writeAggregates();
-    this.db.pragma('wal_checkpoint(TRUNCATE)');
-    this.db.close();
+  /** Rebuilds the buckets in memory from the committed rows after a rollback (throws what the store throws). */
+  private caughtUp(): void {
+    if (!this.seriesStale) return;
+    this.series.catchUp();
+    this.seriesStale = false;
+  }
+
+  private writeOp(op: WriteOp): void {
+    if (op.type === 'batch') this.writeBatchRows(op);
+    else this.updateCrawl(op.crawlId, op.patch);
+  }
+
+  /**
+   * Writes the buckets, checkpoints and closes. The buckets are derived from the raw rows and
+   * rebuilt at the next open, and the WAL keeps every commit: if the store refuses either now (a
+   * full disk), that is said in the log, not an error; the connection is closed regardless. With
+   * `storeFailing` (writes were just refused) neither is tried.
+   */
+  checkpointAndClose(file: string, storeFailing = false): void {
+    try {
+      // A store that just refused the writes would make each of these wait (a lock) or fail again.
+      if (storeFailing) return;
+      try {
+        this.writeAggregates();
+      } catch (e) {
+        console.warn(`[slotscope:history] ${file}: aggregates not written at close (rebuilt from the rows at the next open): ${errorText(e)}`);
+      }
+      try {
+        this.db.pragma('wal_checkpoint(TRUNCATE)');
+      } catch (e) {
+        console.warn(`[slotscope:history] ${file}: no checkpoint at close (the WAL file keeps every commit): ${errorText(e)}`);
+      }
+    } finally {
+      this.db.close();
+    }
   }
 
   private slotId(crawlId: number, key: string): number {
@@ -369,109 +446,213 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   }
   post(port, { type: 'ready', schemaVersion: readSchemaVersion(db), interrupted, tid: currentThreadId() });
 
-  /** The first write error since the last flush, reported with the flush's reply. */
+  /** The first data error since the last flush (a write left out), reported with the flush's reply. */
   let unreported: string | undefined;
   let closed = false;
-  const pruner = startPruning(db, store, () => !closed);
 
-  // Batches are written once the messages that arrived together are read (setImmediate), so
-  // batches that queued up while the worker was busy share one transaction; any other message
-  // first commits the batches before it, keeping the order.
-  const queued: BatchMessage[] = [];
+  // Writes (batches and crawl updates) wait here, in order, until committed. Batches are written
+  // once the messages that arrived together are read (setImmediate), so batches that queued up
+  // while the worker was busy share one transaction; any other message first commits the writes
+  // before it, keeping the order. When the store cannot write (store-faults.ts), the queue is kept
+  // and retried: nothing is dropped, and the main thread is told (`stalled`) so the crawl pauses.
+  const queue: WriteOp[] = [];
+  let queuedRecords = 0;
+  /** Writes ever queued, and ever settled (committed, or left out for their data). */
+  let enqueued = 0;
+  let settled = 0;
+  let stall: { since: number; attempts: number; text: string } | null = null;
+  let retryTimer: NodeJS.Timeout | undefined;
   let drainScheduled = false;
-  const drain = (): void => {
-    drainScheduled = false;
-    if (queued.length === 0 || closed) return;
-    const group = queued.splice(0);
-    const errors = store.writeBatches(group);
-    group.forEach((b, i) => {
-      const records = b.n + b.changes.length + b.events.length;
-      const e = errors[i];
-      if (e === undefined) post(port, { type: 'batchDone', seq: b.seq, records });
-      else {
-        const error = `history batch of ${records} records not saved: ${e}`;
-        unreported ??= error;
-        post(port, { type: 'batchDone', seq: b.seq, records, error });
-      }
-    });
+  /** flush({ wait }) requests answered once the writes queued before them are settled. */
+  const waiting: { id: number; upTo: number }[] = [];
+
+  const enqueue = (op: WriteOp): void => {
+    queue.push(op);
+    queuedRecords += opRecords(op);
+    enqueued++;
   };
+
+  const pruner = startPruning(db, store, () => !closed && stall === null);
+
+  /** Answers a flush: the buckets written, then the first data error since the last one. */
+  const answerFlush = (id: number): void => {
+    try {
+      store.writeAggregates();
+    } catch (e) {
+      // The buckets stay in memory and go out with the next write; a data error is worth saying.
+      if (!isStoreFault(e)) unreported ??= `history aggregates not saved: ${errorText(e)}`;
+    }
+    post(port, { type: 'reply', id, error: unreported });
+    unreported = undefined;
+  };
+
+  /** One attempt at the whole queue. Returns true when it is empty afterwards. */
+  const attempt = (): boolean => {
+    if (queue.length === 0) return true;
+    const ops = queue.slice();
+    const r = store.writeOps(ops);
+    for (let i = 0; i < r.settled; i++) {
+      const op = ops[i];
+      const e = r.errors[i];
+      queuedRecords -= opRecords(op);
+      if (op.type === 'batch') {
+        const records = opRecords(op);
+        if (e === undefined) post(port, { type: 'batchDone', seq: op.seq, records });
+        else {
+          const error = `history batch of ${records} records not saved: ${e}`;
+          unreported ??= error;
+          post(port, { type: 'batchDone', seq: op.seq, records, error });
+        }
+      } else if (e !== undefined) {
+        const message = `updateCrawl(${op.crawlId}) failed: ${e}`;
+        unreported ??= message;
+        post(port, { type: 'error', message });
+      }
+    }
+    queue.splice(0, r.settled);
+    settled += r.settled;
+    if (r.fault !== undefined) {
+      const kind = storeFaultKind(r.fault) ?? 'other';
+      const text = storeFaultText(init.file, kind, errorText(r.fault));
+      if (stall === null) stall = { since: Date.now(), attempts: 0, text };
+      stall.attempts++;
+      stall.text = text;
+      post(port, { type: 'stalled', kind, text, records: queuedRecords, ops: queue.length, since: stall.since, attempts: stall.attempts });
+      scheduleRetry();
+    } else if (stall !== null) {
+      post(port, { type: 'recovered', ms: Date.now() - stall.since, attempts: stall.attempts });
+      stall = null;
+      if (retryTimer !== undefined) clearTimeout(retryTimer);
+      retryTimer = undefined;
+    }
+    while (waiting.length > 0 && waiting[0].upTo <= settled) answerFlush(waiting.shift()!.id);
+    return queue.length === 0;
+  };
+
+  /** Retries a stalled queue after 250 ms, doubling up to 2 s (a lock adds its 5 s busy wait). */
+  const scheduleRetry = (): void => {
+    if (retryTimer !== undefined || closed) return;
+    const ms = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** Math.min(10, stall!.attempts - 1));
+    retryTimer = setTimeout(() => {
+      retryTimer = undefined;
+      if (!closed) attempt();
+    }, ms);
+  };
+
+  /** Writes what is queued unless a stall waits for its retry. Returns true when the queue is empty. */
+  const drain = (): boolean => {
+    drainScheduled = false;
+    if (closed) return queue.length === 0;
+    if (stall !== null) return false;
+    return attempt();
+  };
+
+  const drainSoon = (): void => {
+    if (!drainScheduled && stall === null) {
+      drainScheduled = true;
+      setImmediate(drain);
+    }
+  };
+
+  /** The refusal of a request that needs the store while it cannot write. */
+  const stalledError = (what: string): string =>
+    `${what}: ${stall!.text}; ${queuedRecords} records wait to be written (retried every ${RETRY_MAX_MS / 1000} s)`;
 
   port.on('message', (m: ToWorker) => {
     if (closed) {
       if (m.type === 'flush' || m.type === 'close') post(port, { type: 'reply', id: m.id });
       return;
     }
-    if (m.type === 'batch') {
-      queued.push(m);
-      if (!drainScheduled) {
-        drainScheduled = true;
-        setImmediate(drain);
+    if (m.type === 'batch' || m.type === 'updateCrawl') {
+      enqueue(m);
+      drainSoon();
+      return;
+    }
+    if (m.type === 'retry') {
+      if (stall !== null) {
+        if (retryTimer !== undefined) clearTimeout(retryTimer);
+        retryTimer = undefined;
+        attempt();
       }
       return;
     }
-    drain();
+    const empty = drain();
+    if (m.type === 'flush') {
+      if (empty) answerFlush(m.id);
+      else if (m.wait) waiting.push({ id: m.id, upTo: enqueued });
+      else post(port, { type: 'reply', id: m.id, error: stalledError('history not flushed') });
+      return;
+    }
+    if (!empty && m.type !== 'close' && m.type !== 'setRetention') {
+      post(port, { type: 'reply', id: m.id, error: stalledError(`${m.type} refused`) });
+      return;
+    }
     switch (m.type) {
       case 'createCrawl':
         try {
           post(port, { type: 'reply', id: m.id, value: store.createCrawl(m.name, m.configJson, m.settingsJson, m.createdAt) });
         } catch (e) {
-          post(port, { type: 'reply', id: m.id, error: `createCrawl failed: ${errorText(e)}` });
+          post(port, { type: 'reply', id: m.id, error: `createCrawl failed: ${faultText(e)}` });
         }
         return;
       case 'deleteCrawl':
         try {
           post(port, { type: 'reply', id: m.id, value: store.deleteCrawl(m.crawlId) });
         } catch (e) {
-          post(port, { type: 'reply', id: m.id, error: `deleteCrawl(${m.crawlId}) failed: ${errorText(e)}` });
-        }
-        return;
-      case 'updateCrawl':
-        try {
-          store.updateCrawl(m.crawlId, m.patch);
-        } catch (e) {
-          const message = `updateCrawl(${m.crawlId}) failed: ${errorText(e)}`;
-          unreported ??= message;
-          post(port, { type: 'error', message });
+          post(port, { type: 'reply', id: m.id, error: `deleteCrawl(${m.crawlId}) failed: ${faultText(e)}` });
         }
         return;
       case 'resumeFrontier':
         try {
           post(port, { type: 'reply', id: m.id, value: store.frontier.prepareResume(m.crawlId) });
         } catch (e) {
-          post(port, { type: 'reply', id: m.id, error: `resumeFrontier(${m.crawlId}) failed: ${errorText(e)}` });
+          post(port, { type: 'reply', id: m.id, error: `resumeFrontier(${m.crawlId}) failed: ${faultText(e)}` });
         }
-        return;
-      case 'flush':
-        try {
-          store.writeAggregates();
-        } catch (e) {
-          unreported ??= `history aggregates not saved: ${errorText(e)}`;
-        }
-        post(port, { type: 'reply', id: m.id, error: unreported });
-        unreported = undefined;
         return;
       case 'setRetention':
+        if (!empty) {
+          post(port, { type: 'reply', id: m.id, error: stalledError('saving the retention settings refused') });
+          return;
+        }
+        retentionMessage(port, db, pruner, m);
+        return;
       case 'prune':
         retentionMessage(port, db, pruner, m);
         return;
-      case 'close':
+      case 'close': {
+        // One last attempt at whatever a stall kept; what still cannot be written is said, never dropped silently.
+        if (!empty) attempt();
         closed = true;
         clearInterval(pruner.timer);
+        if (retryTimer !== undefined) clearTimeout(retryTimer);
         let error = unreported;
+        if (queue.length > 0) {
+          const crawls = [...new Set(queue.flatMap(opCrawls))].sort((a, b) => a - b);
+          error = `${queuedRecords} history records (and ${queue.length} writes in all) could not be written before closing: ${stall?.text ?? 'the store cannot write'}. ` +
+            `Nothing after the last commit is in the file: ${crawls.length > 0 ? `crawl ${crawls.join(', ')} stays resumable and fetches those pages again` : 'resume the crawl to fetch those pages again'}`;
+        }
+        for (const w of waiting.splice(0)) post(port, { type: 'reply', id: w.id, error: error ?? 'the history was closed' });
         try {
-          store.checkpointAndClose();
+          store.checkpointAndClose(init.file, queue.length > 0);
         } catch (e) {
-          error = `closing the history database failed: ${errorText(e)}`;
+          error ??= `closing the history database ${init.file} failed: ${errorText(e)}`;
         }
         // Released before the reply, so whoever waits on close() can open the file again at once.
         lock?.release();
         post(port, { type: 'reply', id: m.id, error });
         port.close();
         return;
+      }
       default:
         post(port, { type: 'error', message: `history worker: unknown message ${JSON.stringify((m as { type?: unknown }).type)}` });
     }
   });
+
+  /** An error's text, or for a store fault the sentence that names the file and what to do. */
+  function faultText(e: unknown): string {
+    const kind = storeFaultKind(e);
+    return kind === null ? errorText(e) : storeFaultText(init.file, kind, errorText(e));
+  }
 }
 
 /** The retention pruner of this worker: a pass now, then every PRUNE_INTERVAL_MS. */

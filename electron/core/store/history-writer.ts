@@ -15,6 +15,7 @@ import type { BatchMessage, ChangeTuple, CrawlPatchWire, EventTuple, FromWorker,
 import type { RetentionSettings } from '../../../shared/contract';
 import type { PruneResult } from './retention';
 import { processMayLeaveIdle, setThreadPolicy, threadPolicy, type ThreadPolicy } from './thread-priority';
+import type { StoreFaultKind } from './store-faults';
 import {
   F_CRAWL, F_DEPTH, F_OP, F_PRIORITY, F_REDIRECTS, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_QUEUED,
   type ResumeFrontierResult, type SlotStateTuple,
@@ -30,6 +31,26 @@ export class HistoryOpenError extends Error {}
 export const FLUSH_INTERVAL_MS = 250;
 /** …or as soon as this many records (responses + changes + events) are pending. */
 export const FLUSH_RECORDS = 5000;
+
+/**
+ * Records (responses, changes, events, frontier ops, slot states) that may wait for the worker:
+ * past this the writer says it is `blocked` ('behind') so the crawl pauses and stops adding to
+ * them; below half of it, `unblocked`. About 25 MB of records; the worker catches up well before
+ * it when the disk merely is slow.
+ */
+export const MAX_PENDING_RECORDS = 100_000;
+
+/** Why the writer cannot keep up: what the crawl must pause for (see HistoryWriter 'blocked'). */
+export interface StoreBlock {
+  /** A store fault (store-faults.ts), or `behind`: MAX_PENDING_RECORDS wait for a slow worker. */
+  readonly kind: StoreFaultKind | 'behind';
+  /** One sentence naming the file, the fault and what to do. */
+  readonly text: string;
+  /** Epoch ms the condition began. */
+  readonly since: number;
+  /** Records waiting to be written. */
+  readonly pending: number;
+}
 
 /** What updateCrawl may change; absent keys are left as they are, null clears a time. */
 export interface CrawlPatch {
@@ -52,6 +73,8 @@ export interface HistoryWriterOptions {
    * the right to return to normal priority, see thread-priority.ts). False keeps it at the process's priority.
    */
   readonly background?: boolean;
+  /** The bound of records that may wait before the writer is 'blocked' as behind (default MAX_PENDING_RECORDS). */
+  readonly maxPendingRecords?: number;
 }
 
 interface Pending {
@@ -118,7 +141,7 @@ export function openHistoryWriter(file: string, options: HistoryWriterOptions = 
       if (m.type === 'ready') {
         cleanup();
         const manage = options.background !== false && m.tid !== null && processMayLeaveIdle();
-        resolve(new HistoryWriter(worker, file, m.interrupted, manage ? m.tid : null));
+        resolve(new HistoryWriter(worker, file, m.interrupted, manage ? m.tid : null, options.maxPendingRecords));
       } else if (m.type === 'fatal') {
         cleanup();
         reject(new HistoryOpenError(m.message));
@@ -152,8 +175,14 @@ const DEAD = 3;
 /**
  * Records a crawl's history through the history worker. The record* methods only buffer
  * (synchronous, O(1)); flush() waits for the commit. Emits 'error' (Error) when a batch or update
- * could not be saved or the worker died; with no 'error' listener these are logged instead.
+ * was refused for its data or the worker died; with no 'error' listener these are logged instead.
  * After the worker died, record* throw and every pending promise rejects.
+ *
+ * When the store cannot write (a full disk, a lock held by another program, a read-only or
+ * failing disk) nothing is dropped: the worker keeps every write, in order, and retries. The
+ * writer then emits 'blocked' (StoreBlock) so the crawl pauses, and 'unblocked' (`{ ms }`) once
+ * everything kept is committed. It is also 'blocked' (kind 'behind') while more than
+ * MAX_PENDING_RECORDS wait, so memory stays bounded.
  */
 export class HistoryWriter extends EventEmitter {
   private state = OPEN;
@@ -175,6 +204,15 @@ export class HistoryWriter extends EventEmitter {
   private raisedAt = -Infinity;
   private raised = 0;
   private lagTimer: NodeJS.Timeout | undefined;
+  // Store faults and the bound on what waits (see 'blocked').
+  private fault: StoreBlock | null = null;
+  private behindSince: number | null = null;
+  private shown: StoreBlock | null = null;
+  /** A retry the user asked for: its failure is said again. */
+  private renotify = false;
+  /** Records (all kinds) posted and not yet acknowledged, by batch seq. */
+  private readonly inWorker = new Map<number, number>();
+  private inWorkerTotal = 0;
 
   // The buffer of the batch being filled.
   private nums = new Float64Array(1024 * RESPONSE_STRIDE);
@@ -210,6 +248,8 @@ export class HistoryWriter extends EventEmitter {
     readonly interrupted: readonly number[] = [],
     /** The worker's thread id when its priority is to be managed (background), else null. */
     private readonly tid: number | null = null,
+    /** Records that may wait before the writer is 'blocked' as behind. */
+    private readonly maxPending: number = MAX_PENDING_RECORDS,
   ) {
     super();
     if (tid !== null) this.setPolicy('idle');
@@ -223,6 +263,71 @@ export class HistoryWriter extends EventEmitter {
   /** Records handed to the worker but not yet committed: a measure of how far the writer lags. */
   get backlog(): number {
     return this.sentRecords - this.doneRecords;
+  }
+
+  /** Records of every kind (frontier ops and slot states too) buffered or waiting for the worker. */
+  get waiting(): number {
+    return this.inWorkerTotal + this.buffered + this.fn + this.slotStates.length;
+  }
+
+  /** Why the crawl must pause now (the store cannot write, or too much waits), or null. */
+  get blocked(): StoreBlock | null {
+    if (this.fault !== null) return { ...this.fault, pending: this.waiting };
+    if (this.behindSince !== null) return this.behindBlock();
+    return null;
+  }
+
+  /**
+   * Tries the writes a store fault kept now instead of at the worker's next retry (the user said
+   * resume). If it fails again, 'blocked' is emitted again.
+   */
+  retryNow(): void {
+    if (this.state !== OPEN) return;
+    if (this.fault !== null) {
+      this.renotify = true;
+      this.post({ type: 'retry' });
+    } else if (this.behindSince !== null) {
+      setImmediate(() => this.showBlock(true));
+    }
+  }
+
+  private behindBlock(): StoreBlock {
+    return {
+      kind: 'behind',
+      text: `the history writer of ${this.file} is ${this.waiting.toLocaleString('en-US')} records behind (the disk is slow): ` +
+        'new requests wait until it catches up',
+      since: this.behindSince!,
+      pending: this.waiting,
+    };
+  }
+
+  /** Emits 'blocked' when the reason to pause appears or changes, 'unblocked' when it is gone. */
+  private showBlock(again = false): void {
+    const now = this.blocked;
+    const was = this.shown;
+    if (now === null) {
+      if (was === null) return;
+      this.shown = null;
+      if (this.listenerCount('unblocked') > 0) this.emit('unblocked', { ms: Date.now() - was.since, kind: was.kind });
+      else console.error(`[slotscope:history] ${this.file} can be written again`);
+      return;
+    }
+    if (!again && was !== null && was.kind === now.kind && was.since === now.since) return;
+    this.shown = now;
+    if (this.listenerCount('blocked') > 0) this.emit('blocked', now);
+    else console.error(`[slotscope:history] ${now.text}`);
+  }
+
+  /** Past maxPending (MAX_PENDING_RECORDS) the writer is behind; below half of it, no longer. */
+  private checkPending(): void {
+    const n = this.waiting;
+    if (this.behindSince === null && n > this.maxPending) {
+      this.behindSince = Date.now();
+      this.showBlock();
+    } else if (this.behindSince !== null && n < this.maxPending / 2) {
+      this.behindSince = null;
+      this.showBlock();
+    }
   }
 
   /** The worker thread's CPU priority as this writer manages it. */
@@ -374,13 +479,10 @@ export class HistoryWriter extends EventEmitter {
   private pendingAdded(): void {
     if (this.buffered + this.fn + this.slotStates.length >= FLUSH_RECORDS) this.sendSoon();
     else if (this.timer === undefined) this.timer = setTimeout(this.onTimer, FLUSH_INTERVAL_MS).unref();
+    if (this.behindSince === null && this.waiting > this.maxPending) this.checkPending();
   }
   // ------------------------------------------------------------------------------------------------
 
-  /**
-   * Resolves once everything recorded before the call is committed. Rejects with the first write
-   * error since the previous flush (those records are lost; the writer goes on working).
-   */
   /**
    * Validates and saves the database's retention settings (absent fields unchanged, null = no
    * limit), then prunes in the background. Rejects naming the refused values; nothing is saved then.
@@ -406,11 +508,18 @@ export class HistoryWriter extends EventEmitter {
     return this.request((id) => ({ type: 'prune', id, ...(now !== undefined ? { now } : {}) })) as Promise<PruneResult>;
   }
 
-  flush(): Promise<void> {
+  /**
+   * Resolves once everything recorded before the call is committed. Rejects with the first data
+   * error since the previous flush (those records were refused: a constraint, a bug). While the
+   * store cannot write ('blocked' by a fault) it rejects at once with that fault, nothing being
+   * lost; with `{ wait: true }` it waits instead until the store could write everything before it
+   * (or the writer closes).
+   */
+  flush(o: { readonly wait?: boolean } = {}): Promise<void> {
     if (this.state === CLOSED) return Promise.resolve();
     if (this.state === DEAD) return Promise.reject(this.fatalError);
     this.send();
-    return this.request((id) => ({ type: 'flush', id })).then(() => undefined);
+    return this.request((id) => ({ type: 'flush', id, ...(o.wait ? { wait: true } : {}) })).then(() => undefined);
   }
 
   /** Flushes, checkpoints and closes the database, and ends the worker. Safe to call twice. */
@@ -486,6 +595,9 @@ export class HistoryWriter extends EventEmitter {
     this.caughtUp();
     this.batchSentAt.push(performance.now());
     this.watchLag();
+    const items = this.buffered + this.fn + this.slotStates.length;
+    this.inWorker.set(this.seq + 1, items);
+    this.inWorkerTotal += items;
     this.post(
       {
         type: 'batch',
@@ -511,6 +623,7 @@ export class HistoryWriter extends EventEmitter {
     this.dictList.length = 0;
     this.changes.length = 0;
     this.events.length = 0;
+    if (this.behindSince === null && this.inWorkerTotal > this.maxPending) this.checkPending();
   }
 
   private post(m: ToWorker, transfer?: ArrayBuffer[]): void {
@@ -601,14 +714,28 @@ export class HistoryWriter extends EventEmitter {
         else p.resolve(m.value);
         return;
       }
-      case 'batchDone':
+      case 'batchDone': {
         this.doneRecords += m.records;
+        const items = this.inWorker.get(m.seq) ?? 0;
+        this.inWorker.delete(m.seq);
+        this.inWorkerTotal -= items;
+        if (this.behindSince !== null) this.checkPending();
         if (++this.batchAcked === this.batchSentAt.length || this.batchAcked >= 1024) {
           this.batchSentAt.splice(0, this.batchAcked);
           this.batchAcked = 0;
         }
         this.caughtUp();
         if (m.error !== undefined) this.report(new Error(m.error));
+        return;
+      }
+      case 'stalled':
+        this.fault = { kind: m.kind, text: m.text, since: m.since, pending: m.records };
+        this.showBlock(this.renotify);
+        this.renotify = false;
+        return;
+      case 'recovered':
+        this.fault = null;
+        this.showBlock();
         return;
       case 'error':
         this.report(new Error(m.message));
