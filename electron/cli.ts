@@ -17,7 +17,7 @@ import { runBrowserMode } from './browser-mode';
 import { EXPORT_USAGE, runExportCommand } from './core/store/export/cli-export';
 import { REPLAY_DB_USAGE, runReplayDbCommand } from './core/whatif/cli-replay';
 import { IMPORT_USAGE, runImportCommand } from './core/store/import/cli-import';
-import { EXIT_NATIVE_MODULE, findElectronBinary, hasDisplay, runElectron } from './electron-binary';
+import { checkElectronLaunch, EXIT_NATIVE_MODULE, REBUILD_FOR_ELECTRON, runElectron } from './electron-binary';
 import { fileURLToPath } from 'node:url';
 
 const USAGE = `slotscope ${APP_VERSION}: watch and steer a polite web crawl
@@ -38,8 +38,9 @@ ${REPLAY_DB_USAGE}
   slotscope serve [--port N] [--host 127.0.0.1] [--db FILE.sqlite] [--demo] [--open]
       The app in a browser: serves the UI and its WebSocket on one port, behind a token in the printed URL.
   slotscope start
-      What \`npm start\` runs: the desktop app where the Electron binary exists; otherwise serve on the default
-      database with the built-in test site as a demo, opening a browser.
+      What \`npm start\` runs: the desktop app where it can run (the Electron binary, a display, better-sqlite3
+      built for Electron); otherwise, saying why, serve on the default database with the built-in test site
+      as a demo, opening a browser.
 ${EXPORT_USAGE}
 ${IMPORT_USAGE}
 
@@ -234,16 +235,22 @@ async function cmdServe(argv: string[], defaults: { demo: boolean; open: boolean
   return 0;
 }
 
-/** `npm start`: the desktop app where the Electron binary (and a display) exists, else browser mode. */
+/**
+ * `npm start`: the desktop app where it can run (the Electron binary, a display, better-sqlite3 built
+ * for Electron), else browser mode, saying what stopped the desktop app and what to do about it.
+ * Options are browser mode's, so with any it is browser mode.
+ */
 async function cmdStart(argv: string[]): Promise<number> {
   const root = resolvePath(dirname(fileURLToPath(import.meta.url)), '..');
-  const electron = findElectronBinary(root);
-  if (electron.ok && hasDisplay() && argv.length === 0) {
-    const code = await runElectron(electron.path, resolvePath(root, 'dist', 'electron', 'main.js'));
-    if (code !== EXIT_NATIVE_MODULE) return code;
-    err('slotscope: the Electron app cannot load better-sqlite3 built for Node: starting browser mode instead');
-  } else if (!electron.ok) {
-    err(`slotscope: ${electron.reason}; starting browser mode`);
+  if (argv.length === 0) {
+    const electron = checkElectronLaunch(root);
+    if (electron.ok) {
+      const code = await runElectron(electron.path, resolvePath(root, 'dist', 'electron', 'main.js'));
+      if (code !== EXIT_NATIVE_MODULE) return code;
+      err(`slotscope: Electron ${electron.version} could not load better-sqlite3 (built for another Node or Electron): \`${REBUILD_FOR_ELECTRON}\` rebuilds it for Electron; starting browser mode`);
+    } else {
+      err(['slotscope: the desktop app cannot start here, so this is browser mode:', ...electron.problems.map((p) => `  - ${p.reason}`)].join('\n'));
+    }
   }
   return cmdServe(argv, { demo: true, open: true });
 }

@@ -2,6 +2,7 @@
 // real core and SQLite file, the menu template, and what `npm start` says stops the desktop app.
 
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import type { MenuItemConstructorOptions } from 'electron';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +12,7 @@ import { addonAbi, checkElectronLaunch, findElectronBinary, hasDisplay, sqliteAd
 import { startEventPump, type EventTarget } from '../../../electron/main/event-pump';
 import { menuTemplate, type MenuActions } from '../../../electron/main/menu';
 import { EVENT_CHANNEL } from '../../../electron/preload/channels';
-import { defer, ensureBuilt, freshDir, ROOT, waitFor } from '../helpers';
+import { CLI, defer, ensureBuilt, freshDir, ROOT, waitFor } from '../helpers';
 
 class RecordingTarget implements EventTarget {
   readonly sent: unknown[][] = [];
@@ -197,6 +198,25 @@ describe('why npm start cannot run the desktop app', () => {
     expect(addonAbi(sqliteAddon(ROOT))).toBe(process.versions.modules);
     expect(addonAbi(join(freshDir(), 'none.node'))).toBeUndefined();
   });
+
+  it('`slotscope start` (npm start) prints the cause before it starts browser mode', async () => {
+    await ensureBuilt();
+    const home = freshDir();
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !['DISPLAY', 'WAYLAND_DISPLAY'].includes(k)) env[k] = v;
+    Object.assign(env, { HOME: home, XDG_DATA_HOME: join(home, 'data'), XDG_CONFIG_HOME: join(home, 'config') });
+    const child = spawn(process.execPath, [CLI, 'start'], { cwd: home, env, stdio: ['ignore', 'ignore', 'pipe'] });
+    defer(() => void child.kill('SIGKILL'));
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => void (stderr += d));
+    const expected = checkElectronLaunch(ROOT, { env });
+    if (expected.ok) throw new Error('without a display the desktop app cannot start');
+    const lines = ['slotscope: the desktop app cannot start here, so this is browser mode:', ...expected.problems.map((p) => `  - ${p.reason}`)];
+    await waitFor(() => stderr.split('\n').length > lines.length || child.exitCode !== null, 'the causes `slotscope start` prints', 30_000);
+    expect(stderr.split('\n').slice(0, lines.length)).toEqual(lines);
+    expect(expected.problems.map((p) => p.cause)).toContain('no-display');
+    expect(stderr).not.toMatch(/download failed|failed download|its download failed/i);
+  }, 180_000);
 });
 
 describe('export save dialog (withExportPath)', () => {
