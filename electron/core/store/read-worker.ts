@@ -6,6 +6,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openHistoryReader } from './queries';
 import type { ReadRequest, ReadReply, ReadWorkerInit } from './read-protocol';
 import { READ_METHODS } from './read-protocol';
+import { readFaultText } from './store-faults';
 
 const { file } = workerData as ReadWorkerInit;
 const reader = openHistoryReader(file);
@@ -23,7 +24,8 @@ parentPort!.on('message', (m: ReadRequest | 'close') => {
     const fn = reader[m.method] as (...args: unknown[]) => unknown;
     reply = { id: m.id, ok: true, value: fn.apply(reader, m.args as unknown[]) };
   } catch (e) {
-    reply = { id: m.id, ok: false, message: (e as Error)?.message ?? String(e) };
+    // A damaged page, a lock or a failing disk is named with the file and what to do.
+    reply = { id: m.id, ok: false, message: readFaultText(file, e) };
   }
   parentPort!.postMessage(reply);
 });

@@ -56,3 +56,13 @@ const ADVICE: Readonly<Record<StoreFaultKind, string>> = {
 export function storeFaultText(file: string, kind: StoreFaultKind, detail: string): string {
   return `cannot write the history to ${file}: ${ADVICE[kind].replace('FILE', file)} (${detail})`;
 }
+
+/**
+ * An error met while reading `file`, for a reply: names the file, and for a fault of the store
+ * (damage, a lock, the disk) what to do; other errors (a bad argument, a bug) keep their own text.
+ */
+export function readFaultText(file: string, e: unknown): string {
+  const detail = e instanceof Error ? e.message : String(e);
+  const kind = storeFaultKind(e);
+  return kind === null ? detail : `cannot read the history ${file}: ${ADVICE[kind].replace('FILE', file)} (${detail})`;
+}

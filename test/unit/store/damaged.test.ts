@@ -1,13 +1,16 @@
 // Damaged and unusable history files (issue 15): a file truncated mid-page, a 0-byte file and a
 // read-only filesystem are refused with a message naming the file, the fault and what to do; the file is never modified.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../../electron/core/store/database';
 import { openHistoryWriter } from '../../../electron/core/store/history-writer';
 import { openHistoryReader } from '../../../electron/core/store/queries';
-import { buildStoreBundle, freshDir, sampleResponse, type StoreBundle } from './helpers';
+import { openHistoryReads } from '../../../electron/core/store/read-client';
+import { buildStoreBundle, freshDir, ROOT, sampleResponse, type StoreBundle } from './helpers';
 
 let bundle: StoreBundle;
 beforeAll(async () => {
@@ -46,6 +49,21 @@ function tmpfs(mb: number): { dir: string; remountRo(): void; umount(): void } |
     },
     umount: () => void spawnSync('umount', ['-l', dir]),
   };
+}
+
+/** The read worker bundled from the current sources (as build/build.mjs does), in a folder removed afterwards. */
+async function readWorkerBundle(): Promise<URL> {
+  mkdirSync(join(ROOT, '.tmp', 'store-test'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, '.tmp', 'store-test', 'read-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: { 'read-worker': join(ROOT, 'electron/core/store/read-worker.ts') },
+    outdir: dir, bundle: true, platform: 'node', target: 'node20', format: 'esm', packages: 'external',
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+    logLevel: 'warning',
+  });
+  return pathToFileURL(join(dir, 'read-worker.js'));
 }
 
 describe('damaged history files', () => {
@@ -144,6 +162,24 @@ describe('damaged history files', () => {
       expect(created?.message).not.toMatch(/corrupt|damaged/i);
     } finally {
       fs.umount();
+    }
+  });
+
+  it('a damaged page met by a read (the read worker) names the file and what to do', async () => {
+    const worker = await readWorkerBundle();
+    const file = join(freshDir(), 'read.sqlite');
+    await history(file, 3000);
+    // The reader opens on a sound file; the damage comes after (a disk going bad under a running app).
+    const reads = openHistoryReads(file, worker);
+    expect(await reads.read('changes', 1)).toEqual([]);
+    const bytes = readFileSync(file);
+    const pages = bytes.length / 4096;
+    for (let p = 1; p < pages; p++) for (let i = 0; i < 4096; i++) bytes[p * 4096 + i] = (i * 131 + p) & 0xff;
+    writeFileSync(file, bytes);
+    try {
+      await expect(reads.read('slotSummaries', 1)).rejects.toThrow(new RegExp(`cannot read the history ${esc(file)}: the file is damaged[^]*\\.recover`));
+    } finally {
+      await reads.close();
     }
   });
 });
