@@ -12,75 +12,127 @@ import { PluginError } from './core/engine/scopes';
 import { startTestSite, demoScenario } from './core/testsite/index';
 import { parseScenario, ScenarioError } from './core/testsite/scenario';
 import { defaultDatabaseFile } from './core/store/data-dir';
-import { APP_VERSION, PRESETS } from '../shared/settings';
+import { APP_VERSION, parseDecimal, PRESETS } from '../shared/settings';
+import { MAX_JSON_DEPTH, nestedDeeperThan, TOO_DEEP } from './core/json-depth';
 import { runBrowserMode } from './browser-mode';
+import { ListenError } from './server/ws-server';
 import { EXPORT_USAGE, runExportCommand } from './core/store/export/cli-export';
 import { REPLAY_DB_USAGE, runReplayDbCommand } from './core/whatif/cli-replay';
 import { IMPORT_USAGE, runImportCommand } from './core/store/import/cli-import';
 import { checkElectronLaunch, EXIT_NATIVE_MODULE, REBUILD_FOR_ELECTRON, runElectron } from './electron-binary';
 import { fileURLToPath } from 'node:url';
 
+/** Each command's lines of the usage, shown whole by `slotscope --help` and alone by `slotscope CMD --help`. */
+const COMMAND_USAGE: Readonly<Record<string, string>> = {
+  crawl: `  slotscope crawl --config C.json --db FILE.sqlite [--seeds FILE] [--quiet]
+      Run a crawl to its end; progress and log on stderr, a JSON summary line on stdout.
+      Ctrl-C pauses it (in-flight requests finish) and saves it for --resume.
+      --config - (or --seeds -) reads that file from standard input.
+  slotscope crawl --db FILE.sqlite --resume ID [--quiet]
+      Resume an interrupted (killed), paused or stopped crawl from its saved frontier and live settings.`,
+  testsite: `  slotscope testsite --config S.json [--log FILE]
+      Serve a scenario of local test hosts; prints {"ready": true, "hosts": {...}} when listening.`,
+  replay: `  slotscope replay --vectors FILE.json
+      Replay recorded Scrapy AutoThrottle cases through the throttle policy.
+${REPLAY_DB_USAGE}`,
+  demo: `  slotscope demo [--db FILE.sqlite] [--quiet]
+      Crawl the built-in test site and print where its history went.`,
+  serve: `  slotscope serve [--port N] [--host 127.0.0.1] [--db FILE.sqlite] [--demo] [--open]
+      The app in a browser: serves the UI and its WebSocket on one port, behind a token in the printed URL.`,
+  start: `  slotscope start
+      What \`npm start\` runs: the desktop app where it can run (the Electron binary, a display, better-sqlite3
+      built for Electron); otherwise, saying why, serve on the default database with the built-in test site
+      as a demo, opening a browser.`,
+  export: EXPORT_USAGE,
+  import: IMPORT_USAGE,
+};
+
+const EXIT_CODES = 'Exit codes: 0 ok, 1 failure, 2 invalid input.';
+
 const USAGE = `slotscope ${APP_VERSION}: watch and steer a polite web crawl
 
 Usage:
-  slotscope crawl --config C.json --db FILE.sqlite [--seeds FILE] [--quiet]
-      Run a crawl to its end; progress and log on stderr, a JSON summary line on stdout.
-      Ctrl-C pauses it (in-flight requests finish) and saves it for --resume.
-  slotscope crawl --db FILE.sqlite --resume ID [--quiet]
-      Resume an interrupted (killed), paused or stopped crawl from its saved frontier and live settings.
-  slotscope testsite --config S.json [--log FILE]
-      Serve a scenario of local test hosts; prints {"ready": true, "hosts": {...}} when listening.
-  slotscope replay --vectors FILE.json
-      Replay recorded Scrapy AutoThrottle cases through the throttle policy.
-${REPLAY_DB_USAGE}
-  slotscope demo [--db FILE.sqlite] [--quiet]
-      Crawl the built-in test site and print where its history went.
-  slotscope serve [--port N] [--host 127.0.0.1] [--db FILE.sqlite] [--demo] [--open]
-      The app in a browser: serves the UI and its WebSocket on one port, behind a token in the printed URL.
-  slotscope start
-      What \`npm start\` runs: the desktop app where it can run (the Electron binary, a display, better-sqlite3
-      built for Electron); otherwise, saying why, serve on the default database with the built-in test site
-      as a demo, opening a browser.
-${EXPORT_USAGE}
-${IMPORT_USAGE}
+${Object.values(COMMAND_USAGE).join('\n')}
 
-Exit codes: 0 ok, 1 failure, 2 invalid input.`;
+Add --help to a command for its part of this text.
+${EXIT_CODES}`;
 
-class UsageError extends Error {}
+/** The usage of one command (`slotscope crawl --help`), or all of it. */
+function usageOf(command?: string): string {
+  return command !== undefined && Object.hasOwn(COMMAND_USAGE, command) ? `Usage:\n${COMMAND_USAGE[command]}\n\n${EXIT_CODES}` : USAGE;
+}
 
-function parseArgs(argv: string[], flags: readonly string[], switches: readonly string[] = []): Record<string, string | boolean> {
+/** A command line of the wrong shape: printed with the command's usage, exit 2. */
+class UsageError extends Error {
+  constructor(message: string, readonly command?: string) {
+    super(message);
+  }
+}
+
+/** Bad input in a file or a value (the command line's shape was right): printed alone, exit 2. */
+class InputError extends Error {}
+
+/** Reads `--name value`, `--name=value` and switches (`--quiet`, which take no value); anything else is refused. */
+function parseArgs(command: string, argv: string[], flags: readonly string[], switches: readonly string[] = []): Record<string, string | boolean> {
   const out: Record<string, string | boolean> = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    const [name, inline] = a.startsWith('--') ? a.slice(2).split(/=(.*)/s, 2) : [a, undefined];
+    if (!a.startsWith('--')) throw new UsageError(`unknown argument "${a}"`, command);
+    const [name, inline] = a.slice(2).split(/=(.*)/s, 2);
     if (switches.includes(name)) {
+      if (inline !== undefined) throw new UsageError(`--${name} takes no value (drop "=${inline}")`, command);
       out[name] = true;
     } else if (flags.includes(name)) {
       const v = inline ?? argv[++i];
-      if (v === undefined) throw new UsageError(`--${name} needs a value`);
+      if (v === undefined) throw new UsageError(`--${name} needs a value`, command);
       out[name] = v;
     } else {
-      throw new UsageError(`unknown argument "${a}"`);
+      throw new UsageError(`unknown argument "${a}"`, command);
     }
   }
   return out;
 }
 
-function readJson(file: string, what: string): unknown {
-  let text: string;
+/** A whole number given on the command line (decimal digits, as every number Slotscope reads). */
+function wholeFlag(command: string, flag: string, v: string | boolean, min: number, max: number, allowed: string): number {
+  const n = typeof v === 'string' ? parseDecimal(v, true) : null;
+  if (n === null || n < min || n > max) throw new UsageError(`--${flag}: ${JSON.stringify(v)} is not allowed (${allowed})`, command);
+  return n;
+}
+
+/** The name `file` is shown by in messages: standard input for `-`. */
+const shownName = (file: string): string => (file === '-' ? '(standard input)' : file);
+
+/** A file's text, or standard input's for `-`. */
+async function readInput(file: string, what: string): Promise<string> {
   try {
-    text = readFileSync(file, 'utf8');
+    if (file !== '-') return readFileSync(file, 'utf8');
+    const chunks: Buffer[] = [];
+    for await (const chunk of process.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    return Buffer.concat(chunks).toString('utf8');
   } catch (e) {
-    throw new UsageError(`cannot read ${what} ${file}: ${(e as Error).message}`);
-  }
-  try {
-    return JSON.parse(text);
-  } catch (e) {
-    throw new UsageError(`${what} ${file} is not valid JSON: ${(e as Error).message}`);
+    throw new InputError(`cannot read ${what} ${shownName(file)}: ${(e as Error).message}`);
   }
 }
 
+/** A JSON file (or standard input): its value, or an InputError naming it (bad JSON, nested too deep). */
+async function readJson(file: string, what: string): Promise<unknown> {
+  const text = await readInput(file, what);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (e) {
+    throw new InputError(`${what} ${shownName(file)} is not valid JSON: ${(e as Error).message}`);
+  }
+  // Checked before anything walks it: a document nested 200,000 levels deep is refused, not a RangeError.
+  if (nestedDeeperThan(value)) throw new InputError(`${what} ${shownName(file)} is not allowed: it is nested more than ${MAX_JSON_DEPTH} levels deep (a ${what} is ${TOO_DEEP})`);
+  return value;
+}
+
 const err = (line: string) => process.stderr.write(`${line}\n`);
+
+/** A line of input as JSON, cut to 120 characters. */
+const shortText = (text: string): string => JSON.stringify(text.length > 120 ? `${text.slice(0, 117)}...` : text);
 
 /** Ctrl-C (SIGINT) or SIGTERM pauses the crawl and saves it; a second one exits at once. */
 function pauseOnSignal(): AbortController {
@@ -96,10 +148,9 @@ function pauseOnSignal(): AbortController {
 }
 
 async function cmdResume(a: Record<string, string | boolean>): Promise<number> {
-  if (a.config || a.seeds) throw new UsageError('crawl --resume takes the crawl\'s stored config and live settings; drop --config and --seeds');
-  if (!a.db) throw new UsageError('crawl --resume ID needs --db FILE.sqlite');
-  const id = Number(a.resume);
-  if (!Number.isInteger(id) || id < 1) throw new UsageError(`--resume: ${JSON.stringify(a.resume)} is not allowed (a crawl id, a whole number >= 1)`);
+  if (a.config || a.seeds) throw new UsageError('crawl --resume takes the crawl\'s stored config and live settings; drop --config and --seeds', 'crawl');
+  if (!a.db) throw new UsageError('crawl --resume ID needs --db FILE.sqlite', 'crawl');
+  const id = wholeFlag('crawl', 'resume', a.resume, 1, Number.MAX_SAFE_INTEGER, 'a crawl id, a whole number >= 1');
   const db = resolvePath(String(a.db));
   const ac = pauseOnSignal();
   try {
@@ -115,48 +166,48 @@ async function cmdResume(a: Record<string, string | boolean>): Promise<number> {
 }
 
 async function cmdCrawl(argv: string[]): Promise<number> {
-  const a = parseArgs(argv, ['config', 'db', 'seeds', 'resume'], ['quiet']);
+  const a = parseArgs('crawl', argv, ['config', 'db', 'seeds', 'resume'], ['quiet']);
   if (a.resume !== undefined) return cmdResume(a);
-  if (!a.config || !a.db) throw new UsageError('crawl needs --config C.json and --db FILE.sqlite (or --db FILE.sqlite --resume ID)');
-  const json = readJson(String(a.config), 'crawl config');
-  let seedText: string | undefined;
-  if (a.seeds) {
-    try {
-      seedText = readFileSync(String(a.seeds), 'utf8');
-    } catch (e) {
-      throw new UsageError(`cannot read seeds file ${a.seeds}: ${(e as Error).message}`);
-    }
-  }
+  if (!a.config || !a.db) throw new UsageError('crawl needs --config C.json and --db FILE.sqlite (or --db FILE.sqlite --resume ID)', 'crawl');
+  if (a.config === '-' && a.seeds === '-') throw new UsageError('only one of --config and --seeds can be - (standard input)', 'crawl');
+  const configName = shownName(String(a.config));
+  const json = await readJson(String(a.config), 'crawl config');
+  const seedText = a.seeds ? await readInput(String(a.seeds), 'seeds file') : undefined;
   const parsed = parseCrawlConfig(json, seedText);
   if (!parsed.ok) {
-    err(`invalid crawl config ${a.config}:`);
+    err(`invalid crawl config ${configName}:`);
     for (const e of parsed.errors) err(`  ${e.message}`);
     return 2;
   }
-  for (const e of parsed.config.seedErrors) err(`skipped ${describeSeedError(e)}: ${JSON.stringify(e.text.trim())}`);
+  // The first bad seed lines, and a count of the rest: a seeds file of 100,000 bad lines is not echoed back.
+  const skipped = parsed.config.seedErrors;
+  for (const e of skipped.slice(0, 10)) err(`skipped ${describeSeedError(e)}: ${shortText(e.text.trim())}`);
+  if (skipped.length > 10) err(`skipped ... and ${(skipped.length - 10).toLocaleString('en-US')} more bad seed lines (${skipped.length.toLocaleString('en-US')} in all)`);
   const db = resolvePath(String(a.db));
   mkdirSync(dirname(db), { recursive: true });
   const ac = pauseOnSignal();
   try {
     const { summary, stats } = await runCrawl({
-      config: parsed.config, db, log: a.quiet ? undefined : err, baseDir: dirname(resolvePath(String(a.config))), signal: ac.signal,
+      config: parsed.config, db, log: a.quiet ? undefined : err, signal: ac.signal,
+      baseDir: a.config === '-' ? process.cwd() : dirname(resolvePath(String(a.config))),
     });
     process.stdout.write(`${JSON.stringify(summary)}\n`);
     if (stats.status === 'paused') err(`crawl ${summary.crawl_id} paused and saved; resume it with: slotscope crawl --db ${db} --resume ${summary.crawl_id}`);
   } catch (e) {
     if (!(e instanceof PluginError)) throw e;
-    err(`invalid crawl config ${a.config}:\n  settings.${e.message}`);
+    err(`invalid crawl config ${configName}:\n  settings.${e.message}`);
     return 2;
   }
   return 0;
 }
 
 async function cmdTestsite(argv: string[]): Promise<number> {
-  const a = parseArgs(argv, ['config', 'log']);
-  if (!a.config) throw new UsageError('testsite needs --config S.json');
+  const a = parseArgs('testsite', argv, ['config', 'log']);
+  if (!a.config) throw new UsageError('testsite needs --config S.json', 'testsite');
   let scenario;
+  const json = await readJson(String(a.config), 'scenario');
   try {
-    scenario = parseScenario(readJson(String(a.config), 'scenario'));
+    scenario = parseScenario(json);
   } catch (e) {
     if (e instanceof ScenarioError) {
       err(`invalid scenario ${a.config}:\n  ${e.message}`);
@@ -178,9 +229,9 @@ async function cmdTestsite(argv: string[]): Promise<number> {
 async function cmdReplay(argv: string[]): Promise<number> {
   // The what-if replay of a stored crawl (--db …) has its own module; --vectors stays as it was.
   if (argv.some((x) => /^--(db|crawl|settings|slot)(=|$)/.test(x))) return runReplayDbCommand(argv, process);
-  const a = parseArgs(argv, ['vectors']);
-  if (!a.vectors) throw new UsageError('replay needs --vectors FILE.json');
-  const results = runVectorFile(readJson(String(a.vectors), 'vectors file'));
+  const a = parseArgs('replay', argv, ['vectors']);
+  if (!a.vectors) throw new UsageError('replay needs --vectors FILE.json', 'replay');
+  const results = runVectorFile(await readJson(String(a.vectors), 'vectors file'));
   let passed = 0;
   let failed = 0;
   for (const r of results) {
@@ -195,7 +246,7 @@ async function cmdReplay(argv: string[]): Promise<number> {
 }
 
 async function cmdDemo(argv: string[]): Promise<number> {
-  const a = parseArgs(argv, ['db'], ['quiet']);
+  const a = parseArgs('demo', argv, ['db'], ['quiet']);
   const db = a.db ? resolvePath(String(a.db)) : defaultDatabaseFile();
   mkdirSync(dirname(db), { recursive: true });
   const site = await startTestSite(demoScenario(), { loopbackFallback: true });
@@ -221,17 +272,29 @@ async function cmdDemo(argv: string[]): Promise<number> {
 }
 
 async function cmdServe(argv: string[], defaults: { demo: boolean; open: boolean }): Promise<number> {
-  const a = parseArgs(argv, ['port', 'host', 'db'], ['demo', 'open']);
-  const port = a.port === undefined ? 0 : Number(a.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: ${JSON.stringify(a.port)} is not allowed (a port number 0-65535)`);
-  await runBrowserMode({
-    db: a.db ? resolvePath(String(a.db)) : defaultDatabaseFile(),
-    host: a.host ? String(a.host) : '127.0.0.1',
-    port,
-    demo: Boolean(a.demo) || defaults.demo,
-    open: Boolean(a.open) || defaults.open,
-    log: err,
-  });
+  const a = parseArgs('serve', argv, ['port', 'host', 'db'], ['demo', 'open']);
+  const port = a.port === undefined ? 0 : wholeFlag('serve', 'port', a.port, 0, 65535, 'a port number 0-65535, 0 for any free port');
+  const host = a.host === undefined ? '127.0.0.1' : String(a.host);
+  if (host.trim() === '') throw new UsageError('--host: "" is not allowed (an address of this machine to listen on, e.g. 127.0.0.1)', 'serve');
+  try {
+    await runBrowserMode({
+      db: a.db ? resolvePath(String(a.db)) : defaultDatabaseFile(),
+      host,
+      port,
+      demo: Boolean(a.demo) || defaults.demo,
+      open: Boolean(a.open) || defaults.open,
+      log: err,
+    });
+  } catch (e) {
+    if (!(e instanceof ListenError)) throw e;
+    // Everything opened was closed (the database lock released) before this line.
+    if (e.portFault) {
+      err(`slotscope: ${e.message}`);
+      return 1;
+    }
+    err(`slotscope: --host: ${JSON.stringify(host)} is not allowed (an address of this machine to listen on, e.g. 127.0.0.1): ${e.reason}`);
+    return 2;
+  }
   return 0;
 }
 
@@ -257,6 +320,11 @@ async function cmdStart(argv: string[]): Promise<number> {
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  // `slotscope CMD --help` (anywhere among its arguments) shows that command's usage, and nothing runs.
+  if (cmd !== undefined && Object.hasOwn(COMMAND_USAGE, cmd) && rest.some((x) => x === '--help' || x === '-h')) {
+    process.stdout.write(`${usageOf(cmd)}\n`);
+    return 0;
+  }
   switch (cmd) {
     case 'crawl':
       return cmdCrawl(rest);
@@ -282,7 +350,7 @@ async function main(argv: string[]): Promise<number> {
     case 'help':
     case '--help':
     case '-h':
-      process.stdout.write(`${USAGE}\n`);
+      process.stdout.write(`${usageOf(cmd === 'help' ? rest[0] : undefined)}\n`);
       return cmd === undefined ? 2 : 0;
     default:
       throw new UsageError(`unknown command "${cmd}"`);
@@ -295,7 +363,10 @@ main(process.argv.slice(2)).then(
   },
   (e: unknown) => {
     if (e instanceof UsageError) {
-      err(`slotscope: ${e.message}\n\n${USAGE}`);
+      err(`slotscope: ${e.message}\n\n${usageOf(e.command)}`);
+      process.exitCode = 2;
+    } else if (e instanceof InputError) {
+      err(`slotscope: ${e.message}`);
       process.exitCode = 2;
     } else if (e instanceof HistoryOpenError || e instanceof StoreFaultError) {
       // A corrupt, newer, foreign, locked or read-only database, or a history the store could not

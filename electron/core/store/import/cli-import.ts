@@ -5,15 +5,36 @@ import { dirname, resolve } from 'node:path';
 import { FlagError, flagError, readFlags, type CommandIo } from '../export/cli-export';
 import { parseTimeZone, TIME_ZONE_ALLOWED, type TimeZoneSpec } from '../export/wall-time';
 import { settingSpec } from '../../../../shared/settings';
-import { importScrapyLog } from './import-scrapy';
+import type { Readable } from 'node:stream';
+import { openHistoryWriter } from '../history-writer';
+import { importScrapyLog, importScrapyLogInto, type ImportOptions, type ScrapyImportReport } from './import-scrapy';
 
-export const IMPORT_USAGE = `  slotscope import --scrapy-log FILE --db FILE.sqlite [--name NAME] [--tz local|UTC|+HH:MM] [--quiet]
+export const IMPORT_USAGE = `  slotscope import --scrapy-log FILE|- --db FILE.sqlite [--name NAME] [--tz local|UTC|+HH:MM] [--quiet]
       Turn a Scrapy log written with AUTOTHROTTLE_DEBUG (2.8 to 2.18) into a finished crawl; lines it
       cannot read, and settings whose value it cannot read or use, are listed, never fatal.
+      --scrapy-log - reads standard input: scrapy crawl NAME 2>&1 | slotscope import --scrapy-log - --db F.sqlite
       --tz: zone of the log's times (default local).`;
 
+/** What `--scrapy-log -` reads: the process's standard input. */
+export interface ImportIo extends CommandIo {
+  readonly stdin?: Readable;
+}
+
+/** `--scrapy-log -`: the log read from a stream (standard input) into a crawl of `db`. */
+function importFromStream(input: Readable, db: string): (o: ImportOptions) => Promise<ScrapyImportReport> {
+  return async (o) => {
+    const writer = await openHistoryWriter(db);
+    input.setEncoding('utf8');
+    try {
+      return await importScrapyLogInto(writer, { input, size: 0, fileName: 'standard input', bytesRead: () => 0 }, o);
+    } finally {
+      await writer.close().catch(() => undefined);
+    }
+  };
+}
+
 /** Runs `slotscope import …`; resolves with the exit code (0 ok, 1 nothing imported or failure, 2 invalid input). */
-export async function runImportCommand(argv: readonly string[], io: CommandIo): Promise<number> {
+export async function runImportCommand(argv: readonly string[], io: ImportIo): Promise<number> {
   const err = (line: string) => io.stderr.write(`${line}\n`);
   let log: string;
   let db: string;
@@ -24,9 +45,10 @@ export async function runImportCommand(argv: readonly string[], io: CommandIo): 
     const flags = readFlags(argv, ['scrapy-log', 'db', 'name', 'tz'], ['quiet']);
     const l = flags.get('scrapy-log');
     if (typeof l !== 'string' || l === '') throw new FlagError('--scrapy-log FILE is required');
-    log = resolve(l);
-    if (!existsSync(log)) throw flagError('scrapy-log', l, 'an existing Scrapy log file; there is no such file');
-    if (!statSync(log).isFile()) throw flagError('scrapy-log', l, 'a log file, not a folder');
+    log = l === '-' ? '-' : resolve(l);
+    if (l === '-' && !io.stdin) throw flagError('scrapy-log', l, 'a Scrapy log file (standard input is not available here)');
+    if (l !== '-' && !existsSync(log)) throw flagError('scrapy-log', l, 'an existing Scrapy log file; there is no such file');
+    if (l !== '-' && !statSync(log).isFile()) throw flagError('scrapy-log', l, 'a log file, not a folder');
     const d = flags.get('db');
     if (typeof d !== 'string' || d === '') throw new FlagError('--db FILE.sqlite is required (created when missing)');
     db = resolve(d);
@@ -50,7 +72,7 @@ export async function runImportCommand(argv: readonly string[], io: CommandIo): 
   let shown = false;
   let report;
   try {
-    report = await importScrapyLog(log, db, {
+    report = await (log === '-' ? importFromStream(io.stdin!, db) : (o: ImportOptions) => importScrapyLog(log, db, o))({
       name,
       tz,
       onProgress: quiet || !tty ? undefined : (p) => {
@@ -80,7 +102,7 @@ export async function runImportCommand(argv: readonly string[], io: CommandIo): 
     if (!quiet || settingSpec(k.setting)) err(`import: setting ${k.setting} skipped (${k.reason})`);
   }
   if (r.crawlId === null) {
-    err(`slotscope import: no AUTOTHROTTLE_DEBUG line in ${log} (${r.lines} lines read); Scrapy writes them with ` +
+    err(`slotscope import: no AUTOTHROTTLE_DEBUG line in ${log === '-' ? 'standard input' : log} (${r.lines} lines read); Scrapy writes them with ` +
       'AUTOTHROTTLE_ENABLED = True and AUTOTHROTTLE_DEBUG = True. Nothing was imported.');
   } else if (!quiet) {
     err(`import: ${r.debugLines} debug lines of ${r.lines} lines${r.scrapyVersion ? ` (Scrapy ${r.scrapyVersion})` : ''} -> crawl ${r.crawlId} ` +
