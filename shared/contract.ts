@@ -2,7 +2,7 @@
 // each request (method → params/result) and each event (name → payload), with errors as data.
 
 import type { SettingGroup, Settings } from './settings';
-import type { ChangeRecord, CrawlStatus, DelayCause, EventRecord } from './types';
+import type { ChangeRecord, CrawlStatus, DelayCause, EventRecord, FailureKind, ResponseRecord } from './types';
 
 /**
  * Every error code a host answers with: `invalid`: bad params or settings; `not-found`; `conflict`:
@@ -62,7 +62,14 @@ export interface CrawlInfo {
   readonly slots: number;
   /** Set for a what-if replay ('history.whatIf'): the crawl it was derived from. */
   readonly derivedFrom?: number;
+  /** Set for a crawl run elsewhere and streamed in: 'Scrapy' for a spider with the slotscope-scrapy extension. */
+  readonly source?: CrawlSource;
 }
+
+/** Where a crawl ran when not in Slotscope's engine (CrawlInfo.source): a Scrapy spider through slotscope-scrapy. */
+export const CRAWL_SOURCES = ['Scrapy'] as const;
+
+export type CrawlSource = (typeof CRAWL_SOURCES)[number];
 
 /** Live figures of a crawl. */
 export interface CrawlStatsWire {
@@ -194,6 +201,90 @@ export interface WhatIfResult {
   readonly responses: number;
 }
 
+/**
+ * What the Requests tab filters rows by, one at a time: a status class (`4xx` includes 429, as in
+ * the slot table), 429 alone, or `failed`: downloads that got no status (their error kind says why).
+ */
+export const REQUEST_CLASSES = ['2xx', '3xx', '4xx', '429', '5xx', 'failed'] as const;
+
+export type RequestClass = (typeof REQUEST_CLASSES)[number];
+
+/** The Requests tab's orders: the newest response first, or by time (the oldest first). */
+export const REQUEST_ORDERS = ['newest', 'oldest'] as const;
+
+export type RequestOrder = (typeof REQUEST_ORDERS)[number];
+
+/** A row's place in the (t, id) order of a crawl's responses: its end time (epoch ms) and its row id. */
+export type RequestCursor = readonly [t: number, id: number];
+
+/** The Requests tab's filters; absent ones do not filter. */
+export interface RequestFilter {
+  readonly statusClass?: RequestClass;
+  /** One slot's rows. */
+  readonly slot?: string;
+  /** Failed downloads of this kind (implies no status). */
+  readonly errorKind?: FailureKind;
+  /** Rows whose URL contains this text (case-sensitive, as typed). */
+  readonly text?: string;
+}
+
+/** One response or failed download as the Requests tab shows it: the stored record with its row id. */
+export interface RequestRow extends ResponseRecord {
+  /** The row's id: with `t`, its cursor. */
+  readonly id: number;
+  /** Retries of the request before this attempt (0: its first attempt). */
+  readonly attempt: number;
+}
+
+/** A page of 'requests.page'. */
+export interface RequestPage {
+  readonly rows: readonly RequestRow[];
+  /**
+   * Where the next page starts (pass it as `after`); null once the last matching row was returned. A
+   * page may hold fewer than `limit` rows and still have a `next`: a filter the indexes do not cover
+   * (a URL text, a status class within one slot) reads a bounded number of rows per request.
+   */
+  readonly next: RequestCursor | null;
+  /** True when the filter can be paged by `offset` (an index covers it), so a list can jump anywhere. */
+  readonly seekable: boolean;
+  /** With `count`: the rows matching the filter up to `head`; null when only paging through can tell (a URL text). */
+  readonly total?: number | null;
+  /** With `count`: the crawl's newest row when the page was read, the anchor (`until`) of the pages after it; null when it has none. */
+  readonly head?: RequestCursor | null;
+}
+
+/** A request waiting in a slot's queue ('slots.queue'). */
+export interface QueuedRequest {
+  readonly url: string;
+  /** Link depth (0 for a seed). */
+  readonly depth: number;
+  /** Retries so far (a retried request waits again at a lower priority). */
+  readonly retries: number;
+  readonly priority: number;
+  /** Since when it waits, epoch ms on the host's clock; null when not known (a saved frontier). */
+  readonly queuedAt: number | null;
+}
+
+/** The next requests a slot will start, in the order it will start them. */
+export interface SlotQueue {
+  readonly slot: string;
+  /** Requests waiting in the slot's queue, all of them (`items` holds the first `limit`). */
+  readonly queued: number;
+  readonly items: readonly QueuedRequest[];
+  /** False for a crawl that is not running: `items` are the pending URLs of its saved frontier whose host is the slot. */
+  readonly live: boolean;
+  /** The host's clock when read, epoch ms. */
+  readonly now: number;
+}
+
+/**
+ * A crawl's figures under Scrapy's stats names (`downloader/response_status_count/429`,
+ * `retry/count`, `finish_reason`…), as Scrapy dumps them at the end of a crawl, sorted by name;
+ * values are numbers or text (times as Scrapy prints a datetime, in UTC). Figures Slotscope adds
+ * are named under `slotscope/`.
+ */
+export type ScrapyStats = readonly (readonly [name: string, value: number | string])[];
+
 type CrawlRef = { readonly id: number };
 type SlotRef = { readonly id: number; readonly slot: string };
 
@@ -203,9 +294,12 @@ export interface AppRequests {
   'crawls.list': { params: Record<string, never>; result: readonly CrawlInfo[] };
   /** Creates a crawl from a crawl config (the CLI's C.json); `seedsText` adds one URL a line. Bad seed lines are reported, not fatal. */
   'crawls.create': { params: { readonly config: unknown; readonly seedsText?: string }; result: { readonly crawl: CrawlInfo; readonly seedErrors: readonly SeedLineErrorWire[] } };
-  /** A new crawl with the same config and the latest settings. */
-  'crawls.duplicate': { params: CrawlRef; result: CrawlInfo };
-  /** Starts a created crawl. */
+  /**
+   * A new crawl with the same config and the latest settings. `seedsText` (one URL a line) adds seeds;
+   * a crawl without seeds (an imported Scrapy log) is copied only with it (refused naming `seedsText`).
+   */
+  'crawls.duplicate': { params: CrawlRef & { readonly seedsText?: string }; result: CrawlInfo };
+  /** Starts a created crawl (refused for a crawl without seeds). */
   'crawls.start': { params: CrawlRef; result: CrawlInfo };
   /** In-flight requests finish; nothing new starts. */
   'crawls.pause': { params: CrawlRef; result: CrawlInfo };
@@ -259,6 +353,24 @@ export interface AppRequests {
     params: { readonly crawlId: number; readonly slot: string; readonly from?: number; readonly to?: number; readonly maxPoints?: number };
     result: readonly ScatterPoint[];
   };
+  /**
+   * A page of a crawl's responses and failed downloads (the Requests tab), newest first or oldest
+   * first, filtered, read in (t, id) order by keyset: after `after`, or from the `offset`-th matching
+   * row (only when the page says `seekable`), never past `until` (a page's `head`: rows recorded
+   * since then wait for a new anchor). `limit` 1–500 (default 100). `count` adds `total` and `head`,
+   * read in the same snapshot.
+   */
+  'requests.page': {
+    params: {
+      readonly crawlId: number; readonly order?: RequestOrder; readonly filter?: RequestFilter;
+      readonly after?: RequestCursor; readonly offset?: number; readonly until?: RequestCursor; readonly limit?: number; readonly count?: boolean;
+    };
+    result: RequestPage;
+  };
+  /** The first `limit` (1–1000, default 200) requests waiting in a slot's queue, in the order they will start. */
+  'slots.queue': { params: SlotRef & { readonly limit?: number }; result: SlotQueue };
+  /** The crawl's figures under Scrapy's stats names, from the store (live while it runs). */
+  'crawls.scrapyStats': { params: CrawlRef; result: ScrapyStats };
   /** The history database's retention settings. */
   'store.retention.get': { params: Record<string, never>; result: RetentionSettings };
   /** Changes retention settings (absent fields unchanged, null = no limit), validated whole, then prunes. */
@@ -390,7 +502,7 @@ export const METHODS = [
   'crawls.delete', 'crawls.stats', 'settings.schema', 'settings.get', 'settings.update', 'slots.pause', 'slots.resume',
   'slots.pinDelay', 'slots.pinConcurrency', 'slots.clearPins', 'slots.resetBackoff', 'slots.snapshot', 'slots.history',
   'log.events', 'log.changes', 'history.export', 'slots.responses', 'store.retention.get', 'store.retention.set',
-  'history.whatIf', 'history.importScrapyLog',
+  'history.whatIf', 'history.importScrapyLog', 'requests.page', 'slots.queue', 'crawls.scrapyStats',
 ] as const satisfies readonly Method[];
 
 /** Every event name: the Electron preload's subscription allowlist. */

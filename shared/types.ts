@@ -67,6 +67,11 @@ export interface ResponseRecord {
   readonly depth: number;
   /** The response's Content-Type, if any. */
   readonly contentType: string | null;
+  /**
+   * Retries of this request before this attempt (RETRY_TIMES counts them): 0 or absent for a first
+   * attempt. Stored with the row; not a column of the exports.
+   */
+  readonly attempt?: number;
 }
 
 /**
@@ -85,8 +90,16 @@ export const SLOT_CHANGES = [
 
 export type SlotChange = (typeof SLOT_CHANGES)[number];
 
-/** What ChangeRecord.setting names: a setting (slot null), or what changed about one slot. */
-export type ChangeName = SettingName | SlotChange;
+/**
+ * What can change about a whole crawl that is steered from outside (a Scrapy spider, slot null):
+ * `paused`: true when paused, false when resumed; `stopped`: stopped, the new value the reason.
+ */
+export const CRAWL_CHANGES = ['paused', 'stopped'] as const;
+
+export type CrawlChange = (typeof CRAWL_CHANGES)[number];
+
+/** What ChangeRecord.setting names: a setting or a crawl change (slot null), or what changed about one slot. */
+export type ChangeName = SettingName | SlotChange | CrawlChange;
 
 /** Old and new value of a `backoff_reset` change: the level and the Retry-After block's end (epoch ms) it cleared. */
 export interface BackoffResetValue {

@@ -25,7 +25,10 @@ import { mergeRetention } from './store/retention';
 import { runWhatIf, WhatIfError, WhatIfSettingsError } from './whatif/derive';
 import { SlotRowDiff, slotTuple, storedSlotTuple } from './slot-rows';
 import { realNow } from './clock';
+import { consolePluginPath, PluginError } from './engine/scopes';
+import { dirname, join } from 'node:path';
 import { validateParams, Invalid } from './dispatch';
+import { isScrapyConfig, SCRAPY_SOURCE, ScrapyCrawlError, ScrapyCrawls, type IngestReply } from './scrapy/scrapy-crawls';
 
 export interface CoreOptions {
   /** SQLite file of the history. */
@@ -49,6 +52,8 @@ export interface Core extends Dispatcher {
    * host's upload route, 'history.importScrapyLog'). Throws ImportRefused when it has no debug line.
    */
   importLog(src: LogSource, o?: { readonly tz?: TimeZoneSpec }): Promise<ImportReport>;
+  /** Applies a batch POSTed by the slotscope-scrapy extension (the browser host's /ingest/scrapy route). */
+  ingestScrapy(body: unknown): Promise<IngestReply>;
   close(): Promise<void>;
 }
 
@@ -94,6 +99,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
   const draining = new Map<number, Live>();
   /** Finalizations (summary written, history flushed) still going; close() waits for them. */
   const finalizing = new Set<Promise<void>>();
+  /** Crawls that ended and whose final row is being written: read from their crawler meanwhile. */
+  const ending = new Map<number, Live>();
   let ticker: NodeJS.Timeout | null = null;
   let ticks = 0;
   let closed = false;
@@ -111,9 +118,32 @@ export async function createCore(o: CoreOptions): Promise<Core> {
 
   const stored = (id: number) => reader.getCrawl(id) ?? fail('not-found', `crawl ${id} does not exist`, 'id');
 
+  /**
+   * Settings given by a client (a token holder): THROTTLING_MANAGER may only name a module inside
+   * the data folder's plugins/, and is kept as its full path. A value of the wrong type is left to
+   * the schema, which refuses it by name.
+   */
+  const pluginsDir = join(dirname(o.db), 'plugins');
+  function consolePlugin(settings: unknown, field: string, current?: string): unknown {
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings) || !Object.hasOwn(settings, 'THROTTLING_MANAGER')) return settings;
+    const v = (settings as Record<string, unknown>).THROTTLING_MANAGER;
+    // The crawl's own value sent back unchanged (set by the CLI, say) is no new choice.
+    if (typeof v !== 'string' || /[\r\n]/.test(v) || v.trim() === current) return settings;
+    try {
+      return { ...settings, THROTTLING_MANAGER: consolePluginPath(v.trim(), pluginsDir) };
+    } catch (e) {
+      if (e instanceof PluginError) fail('invalid', field === 'THROTTLING_MANAGER' ? e.message : `settings.${e.message}`, field);
+      throw e;
+    }
+  }
+
   function info(id: number): CrawlInfo {
+    const remote = scrapy.info(id);
+    if (remote) return remote;
     const c = stored(id);
-    const live = running.get(id);
+    // A crawl that just ended is read from its crawler until its final row is written, so the list
+    // never says "running" after its status said "finished".
+    const live = running.get(id) ?? ending.get(id);
     if (live) {
       const s = live.crawler.stats();
       return { id, name: c.name, status: s.status, createdAt: c.createdAt, startedAt: s.startedAt, finishedAt: s.finishedAt,
@@ -122,10 +152,12 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     const sum = reader.crawlSummary(id);
     return { id, name: c.name, status: c.status, createdAt: c.createdAt, startedAt: c.startedAt, finishedAt: c.finishedAt,
       requests: sum.requests, responses: sum.responses, failures: sum.failures, slots: sum.slots,
-      ...(c.derivedFrom !== null ? { derivedFrom: c.derivedFrom } : {}) };
+      ...(c.derivedFrom !== null ? { derivedFrom: c.derivedFrom } : {}), ...(isScrapyConfig(c.config) ? { source: SCRAPY_SOURCE } : {}) };
   }
 
   const list = () => reader.listCrawls().map((c) => info(c.id)).sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
+  // Scrapy crawls streamed in by the slotscope-scrapy extension (core/scrapy/): their own slots, commands and status.
+  const scrapy = new ScrapyCrawls({ writer, emit, listChanged: () => emit('crawls.changed', { crawls: list() }), stored: (id) => reader.getCrawl(id) });
 
   function live(id: number): Live {
     const l = running.get(id);
@@ -138,7 +170,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
 
   function configOf(id: number, settings?: Settings): CrawlConfig {
     const c = stored(id);
-    const parsed = parseCrawlConfig({ ...(c.config as object), settings: settings ?? c.settings });
+    // An imported Scrapy log has no seeds: it can be read, charted and copied (with seeds), not started.
+    const parsed = parseCrawlConfig({ ...(c.config as object), settings: settings ?? c.settings }, undefined, { seedsOptional: true });
     if (!parsed.ok) fail('internal', `crawl ${id} has a stored config that no longer validates: ${parsed.errors.map((e) => e.message).join('; ')}`);
     return (parsed as { config: CrawlConfig }).config;
   }
@@ -169,7 +202,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     for (const [crawlId, l] of [...running, ...draining]) {
       const s = l.crawler.currentSettings;
       const now = l.crawler.now;
-      const rows = l.diff.changed(l.crawler.slots(), s, now);
+      const rows = l.diff.changed(l.crawler.slots(), s, now, l.crawler.status === 'paused');
       if (rows.length > 0) emit('slots.update', { crawlId, rows, now });
       if (ticks % 10 === 0 && running.has(crawlId)) emit('crawl.status', { crawlId, stats: l.crawler.stats() });
     }
@@ -207,6 +240,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     const c = stored(id);
     if (running.has(id) || starting.has(id)) fail('conflict', `crawl ${id} is already ${running.get(id)?.crawler.status ?? 'starting'}`, 'id');
     if (!saved && c.status !== 'created') fail('conflict', `crawl ${id} is ${c.status}; only a created crawl can start (resume an interrupted or paused one; duplicate it to run it again)`, 'id');
+    if (!saved && configOf(id).seeds.length === 0) fail('conflict', `crawl ${id} has no seeds: duplicate it with seeds to crawl`, 'id');
     // A history that cannot be written pauses the crawl; the app is told why (issue 15).
     const persist = new CrawlPersistence(writer, id, (e) => {
       writer.recordEvent(id, e);
@@ -259,7 +293,11 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       running.delete(id);
       l.persist.close();
       draining.set(id, l);
-      const done = finalize(id, crawler, stats).finally(() => finalizing.delete(done));
+      ending.set(id, l);
+      const done = finalize(id, crawler, stats).finally(() => {
+        ending.delete(id);
+        finalizing.delete(done);
+      });
       finalizing.add(done);
     });
     return info(id);
@@ -278,6 +316,11 @@ export async function createCore(o: CoreOptions): Promise<Core> {
 
   function slotAction(p: { id: number; slot: string }, act: (c: Crawler) => void): SlotTuple {
     const l = live(p.id);
+    // Only a slot the crawl has: a made-up key would become a slot of its own, kept for good once paused or pinned.
+    if (!l.crawler.slot(p.slot)) {
+      const key = JSON.stringify(p.slot.length > 100 ? `${p.slot.slice(0, 97)}...` : p.slot);
+      fail('not-found', `slot ${key} does not exist in crawl ${p.id} (it has no request queued, waiting or in flight now)`, 'slot');
+    }
     try {
       act(l.crawler);
     } catch (e) {
@@ -285,16 +328,27 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       throw e;
     }
     const slot = l.crawler.slot(p.slot);
-    return slotTuple(slot!, l.crawler.currentSettings, l.crawler.now);
+    return slotTuple(slot!, l.crawler.currentSettings, l.crawler.now, l.crawler.status === 'paused');
   }
 
   const handlers: { [M in Method]: (p: Params<M>) => Result<M> | Promise<Result<M>> } = {
     'crawls.list': () => list(),
-    'crawls.create': (p) => create(p.config, p.seedsText),
+    'crawls.create': (p) => {
+      const config = p.config as Record<string, unknown>;
+      const settings = consolePlugin(config.settings, 'settings.THROTTLING_MANAGER');
+      return create(settings === config.settings ? config : { ...config, settings }, p.seedsText);
+    },
     'crawls.duplicate': async (p) => {
       const c = stored(p.id);
       const settings = running.get(p.id)?.crawler.currentSettings ?? c.settings;
-      return (await create({ ...(c.config as object), settings }, undefined, ' (copy)')).crawl;
+      const config = c.config as { readonly seeds?: unknown };
+      const seedless = config.seeds === undefined || (Array.isArray(config.seeds) && config.seeds.length === 0);
+      // A crawl without seeds (an imported Scrapy log) is copied only with seeds given: none are made up.
+      if (seedless && (p.seedsText === undefined || p.seedsText.trim() === '')) {
+        fail('invalid', `crawl ${p.id} has no seeds (an imported log keeps only what it fetched): give the copy its seeds, one URL a line`, 'seedsText');
+      }
+      const seeds = p.seedsText === undefined ? {} : { seeds: seedless ? [] : config.seeds };
+      return (await create({ ...(c.config as object), ...seeds, settings }, p.seedsText, ' (copy)')).crawl;
     },
     'crawls.start': (p) => start(p.id),
     'crawls.pause': (p) => {
@@ -341,10 +395,17 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     'settings.update': async (p) => {
       const l = running.get(p.id);
       const at = Date.now();
+      const current = (l?.crawler.currentSettings ?? configOf(p.id).settings).THROTTLING_MANAGER;
+      p = { ...p, changes: consolePlugin(p.changes, 'THROTTLING_MANAGER', current) as Record<string, unknown> };
       if (l) {
         const r = l.crawler.updateSettings(p.changes, 'user');
         if (!r.ok) fail('invalid', r.errors.map((e) => e.message).join('\n'), r.errors[0]?.setting);
         return { changed: (r as { changed: readonly string[] }).changed, at };
+      }
+      // A crawl that has ended keeps the settings it ran with: a change row after its end would be a lie.
+      const ended = stored(p.id);
+      if (ended.status === 'finished' || ended.status === 'failed' || ended.derivedFrom !== null) {
+        fail('conflict', `crawl ${p.id} is ${ended.derivedFrom !== null ? 'a what-if replay' : ended.status}: its settings are as recorded; duplicate it to crawl again with other settings`, 'id');
       }
       const base = configOf(p.id).settings;
       const r = applySettings(p.changes, base);
@@ -370,7 +431,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       if (l) {
         const s = l.crawler.currentSettings;
         const now = l.crawler.now;
-        return { columns: SLOT_COLUMNS, rows: [...l.crawler.slots()].map((slot) => slotTuple(slot, s, now)), now };
+        const paused = l.crawler.status === 'paused';
+        return { columns: SLOT_COLUMNS, rows: [...l.crawler.slots()].map((slot) => slotTuple(slot, s, now, paused)), now };
       }
       // A crawl that is not running: its slots as recorded, so finished and imported crawls have a table too.
       stored(p.id);
@@ -392,6 +454,33 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       if (!reader.getCrawl(p.crawlId)) fail('not-found', `crawl ${p.crawlId} does not exist`, 'crawlId');
       await writer.flush();
       return reads.read('scatter', p.crawlId, { slot: p.slot, from: p.from, to: p.to, maxPoints: p.maxPoints });
+    },
+    'requests.page': (p) => {
+      stored(p.crawlId);
+      // No flush: the page reads what is committed (at most one flush interval behind a running crawl).
+      return reads.read('requestPage', p.crawlId, {
+        order: p.order ?? 'newest', filter: p.filter ?? {}, after: p.after, offset: p.offset, until: p.until,
+        limit: p.limit ?? 100, count: p.count === true,
+      });
+    },
+    'slots.queue': async (p) => {
+      const limit = p.limit ?? 200;
+      const l = running.get(p.id);
+      if (l) {
+        const { queued, items } = l.crawler.queueOf(p.slot, limit);
+        return {
+          slot: p.slot, queued, live: true, now: l.crawler.now,
+          items: items.map((r) => ({ url: r.url, depth: r.depth, retries: r.retries, priority: r.priority, queuedAt: r.enqueuedAt || null })),
+        };
+      }
+      stored(p.id);
+      const { queued, items } = await reads.read('savedQueue', p.id, p.slot, limit);
+      return { slot: p.slot, queued, items, live: false, now: realNow() };
+    },
+    'crawls.scrapyStats': async (p) => {
+      stored(p.id);
+      await writer.flush();
+      return reads.read('scrapyStats', p.id, running.get(p.id)?.crawler.now ?? realNow());
     },
     'store.retention.get': () => reader.retention(),
     'store.retention.set': (p) => {
@@ -452,10 +541,12 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     }
     try {
       const p = validateParams(method as Method, params);
+      const routed = scrapy.route(method as Method, p);
+      if (routed) return { ok: true, result: await routed };
       const handler = handlers[method as Method] as (p: unknown) => unknown;
       return { ok: true, result: await handler(p) };
     } catch (e) {
-      if (e instanceof CoreError) return { ok: false, error: e.error };
+      if (e instanceof CoreError || e instanceof ScrapyCrawlError) return { ok: false, error: e.error };
       if (e instanceof Invalid) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
       if (e instanceof ExportError) return { ok: false, error: { code: e.code, message: e.message, field: e.field } };
       if (e instanceof ImportRefused) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
@@ -468,12 +559,14 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     dispatch,
     exportHistory: (q, out, onProgress) => exporter.toStream(q, out, onProgress),
     importLog,
+    ingestScrapy: (body) => scrapy.ingest(body),
     subscribe(listener) {
       listeners.add(listener as Listener);
       return () => listeners.delete(listener as Listener);
     },
     async close() {
       closed = true;
+      scrapy.close();
       if (ticker) clearInterval(ticker);
       ticker = null;
       await Promise.all([...finalizing]);

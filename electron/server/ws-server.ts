@@ -12,6 +12,7 @@ import {
 } from './security';
 import { EXPORT_PATH, handleExport, isHistoryExporter, type HistoryExporter } from './export-route';
 import { handleImport, IMPORT_PATH, isLogImporter, type LogImporter } from './import-route';
+import { handleScrapyIngest, isScrapyIngester, SCRAPY_INGEST_PATH } from './scrapy-ingest-route';
 import { notBuiltPage, resolveStatic, sendFile } from './static-files';
 import { startSession } from './ws-session';
 
@@ -118,6 +119,7 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
   const log = o.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const exporter = o.exporter ?? (isHistoryExporter(o.dispatcher) ? o.dispatcher : undefined);
   const importer = o.importer ?? (isLogImporter(o.dispatcher) ? o.dispatcher : undefined);
+  const scrapyIngester = isScrapyIngester(o.dispatcher) ? o.dispatcher : undefined;
 
   let policy: GatePolicy | null = null;
   let defaultHost = '127.0.0.1';
@@ -154,6 +156,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       const text =
         gate.status === 401 ? 'Missing or wrong token: open the address the server printed (it ends with ?token=...).' : `Refused: ${gate.reason}`;
       sendText(res, gate.status, headers, text, req.method);
+      return;
+    }
+    if (rawPath === SCRAPY_INGEST_PATH && scrapyIngester) {
+      if (req.method === 'POST') await handleScrapyIngest(req, res, query, scrapyIngester, headers, log);
+      else sendText(res, 405, { ...headers, Allow: 'POST' }, 'Only POST, with a batch of the slotscope-scrapy extension as JSON.', req.method);
       return;
     }
     if (rawPath === IMPORT_PATH && importer) {

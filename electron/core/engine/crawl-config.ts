@@ -74,9 +74,10 @@ function noValidSeed(errors: readonly SeedLineError[]): string {
 
 /**
  * Validates a crawl config. `seedText` (one URL a line, e.g. from a seeds file) is added to
- * `seeds`. Bad seed lines are reported in `seedErrors` and skipped; no valid seed at all is an error.
+ * `seeds`. Bad seed lines are reported in `seedErrors` and skipped; no valid seed at all is an error,
+ * except with `seedsOptional` (reading back a stored crawl that has none: an imported Scrapy log).
  */
-export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResult {
+export function parseCrawlConfig(input: unknown, seedText?: string, o: { readonly seedsOptional?: boolean } = {}): ConfigResult {
   const errors: ConfigError[] = [];
   const err = (field: string, value: unknown, allowed: string) =>
     errors.push({ field, value, message: `${field}: ${show(value)} is not allowed (${allowed})` });
@@ -92,7 +93,8 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
   }
   if (errors.length > 0) return { ok: false, errors };
   const known = new Set(['name', 'seeds', 'follow', 'settings', 'resolve', 'scopes']);
-  for (const k of Object.keys(c)) if (!known.has(k)) err(k, c[k], `unknown field; known: ${[...known].join(', ')}`);
+  // `scrapy`: stored by the Scrapy bridge (core/scrapy/) with a spider's crawl; the engine never runs one.
+  for (const k of Object.keys(c)) if (!known.has(k) && !(k === 'scrapy' && typeof c[k] === 'object')) err(k, c[k], `unknown field; known: ${[...known].join(', ')}`);
 
   let name = 'crawl';
   if (c.name !== undefined) {
@@ -111,7 +113,8 @@ export function parseCrawlConfig(input: unknown, seedText?: string): ConfigResul
   }
   if (seedText !== undefined) parts.push(parseSeedList(seedText, 'seeds file line'));
   const seeds = { urls: parts.flatMap((p) => p.urls), errors: parts.flatMap((p) => p.errors) };
-  if (seeds.urls.length === 0 && !errors.some((e) => e.field === 'seeds')) {
+  const noSeedsAllowed = o.seedsOptional === true && seeds.errors.length === 0 && (c.seeds === undefined || (Array.isArray(c.seeds) && c.seeds.length === 0));
+  if (seeds.urls.length === 0 && !noSeedsAllowed && !errors.some((e) => e.field === 'seeds')) {
     errors.push({ field: 'seeds', value: c.seeds ?? null, message: noValidSeed(seeds.errors) });
   }
 
