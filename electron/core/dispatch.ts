@@ -2,9 +2,14 @@
 // well-typed values and a bad request gets an error naming the field, the value and what is allowed.
 
 import { isAbsolute } from 'node:path';
-import { EXPORT_EXTENSIONS, EXPORT_FORMATS, type ExportFormat, type Method, type Params } from '../../shared/contract';
+import {
+  EXPORT_EXTENSIONS, EXPORT_FORMATS, REQUEST_CLASSES, REQUEST_ORDERS,
+  type ExportFormat, type Method, type Params, type RequestClass, type RequestCursor, type RequestFilter, type RequestOrder,
+} from '../../shared/contract';
 import { parseTimeZone, TIME_ZONE_ALLOWED } from './store/export/wall-time';
-import { EVENT_KINDS, type EventKind } from '../../shared/types';
+import { CHOSEN_BY_USER } from './store/export/exporter';
+import { MAX_JSON_DEPTH, nestedDeeperThan, TOO_DEEP } from './json-depth';
+import { EVENT_KINDS, FAILURE_KINDS, type EventKind, type FailureKind } from '../../shared/types';
 
 export class Invalid extends Error {
   constructor(readonly field: string, message: string) {
@@ -12,7 +17,7 @@ export class Invalid extends Error {
   }
 }
 
-type P = Record<string, unknown>;
+type P = Record<string | symbol, unknown>;
 
 const show = (v: unknown) => {
   const s = JSON.stringify(v);
@@ -66,13 +71,39 @@ const crawlIdOf = (p: P): number => {
 const maxPoints = (p: P) => optional<number>(p, 'maxPoints', (v) => Number.isInteger(v) && (v as number) >= 10 && (v as number) <= 100_000, 'a whole number from 10 to 100000');
 const slotRef = (p: P) => ({ id: id(p), slot: slot(p) });
 
+const isCursor = (v: unknown) =>
+  Array.isArray(v) && v.length === 2 && typeof v[0] === 'number' && Number.isFinite(v[0]) && Number.isInteger(v[1]) && (v[1] as number) >= 0;
+const CURSOR = 'a row cursor [t, id]: a time in epoch ms and a row id';
+
+/** The Requests tab's filters: each one checked, unknown keys refused. */
+function requestFilter(v: unknown): RequestFilter | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'object' || Array.isArray(v)) bad('filter', v, 'an object {statusClass, slot, errorKind, text}');
+  const f = v as P;
+  for (const k of Object.keys(f)) if (!['statusClass', 'slot', 'errorKind', 'text'].includes(k)) bad(`filter.${k}`, f[k], 'unknown filter; known: statusClass, slot, errorKind, text');
+  const pick = <T>(k: string, check: (x: unknown) => boolean, allowed: string): T | undefined => {
+    const x = f[k];
+    if (x === undefined || x === null) return undefined;
+    if (!check(x)) bad(`filter.${k}`, x, allowed);
+    return x as T;
+  };
+  const statusClass = pick<RequestClass>('statusClass', (x) => (REQUEST_CLASSES as readonly unknown[]).includes(x), REQUEST_CLASSES.join(', '));
+  const slotKey = pick<string>('slot', (x) => typeof x === 'string' && x !== '' && x.length <= 2048, 'a slot key');
+  const errorKind = pick<FailureKind>('errorKind', (x) => (FAILURE_KINDS as readonly unknown[]).includes(x), FAILURE_KINDS.join(', '));
+  const text = pick<string>('text', (x) => typeof x === 'string' && x.length <= 2048, 'a text of up to 2048 characters');
+  return {
+    ...(statusClass !== undefined ? { statusClass } : {}), ...(slotKey !== undefined ? { slot: slotKey } : {}),
+    ...(errorKind !== undefined ? { errorKind } : {}), ...(text ? { text } : {}),
+  };
+}
+
 const validators: { [M in Method]: (p: P) => Params<M> } = {
   'crawls.list': () => ({}),
   'crawls.create': (p) => {
     if (typeof p.config !== 'object' || p.config === null || Array.isArray(p.config)) bad('config', p.config, 'a crawl config object');
     return { config: p.config, seedsText: optional<string>(p, 'seedsText', (v) => typeof v === 'string', 'a text, one URL a line') };
   },
-  'crawls.duplicate': crawlRef,
+  'crawls.duplicate': (p) => ({ id: id(p), seedsText: optional<string>(p, 'seedsText', (v) => typeof v === 'string', 'a text, one URL a line') }),
   'crawls.start': crawlRef,
   'crawls.pause': crawlRef,
   'crawls.resume': crawlRef,
@@ -108,6 +139,21 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
     to: optional<number>(p, 'to', isTime, 'a time in epoch ms'),
     maxPoints: maxPoints(p),
   }),
+  'requests.page': (p) => ({
+    crawlId: crawlIdOf(p),
+    order: optional<RequestOrder>(p, 'order', (v) => (REQUEST_ORDERS as readonly unknown[]).includes(v), REQUEST_ORDERS.join(' or ')),
+    filter: requestFilter(p.filter),
+    after: optional<RequestCursor>(p, 'after', isCursor, CURSOR),
+    until: optional<RequestCursor>(p, 'until', isCursor, CURSOR),
+    offset: optional<number>(p, 'offset', (v) => Number.isInteger(v) && (v as number) >= 0 && (v as number) <= 1e9, 'a whole number from 0 to 1000000000'),
+    limit: optional<number>(p, 'limit', (v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 500, 'a whole number from 1 to 500'),
+    count: optional<boolean>(p, 'count', (v) => typeof v === 'boolean', 'true or false'),
+  }),
+  'slots.queue': (p) => ({
+    ...slotRef(p),
+    limit: optional<number>(p, 'limit', (v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 1000, 'a whole number from 1 to 1000'),
+  }),
+  'crawls.scrapyStats': crawlRef,
   'store.retention.get': () => ({}),
   // Values are checked whole against the current settings by the handler (store/retention.ts).
   'store.retention.set': (p) => p as Params<'store.retention.set'>,
@@ -142,6 +188,8 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
       crawlId: crawlId as number, format, from, to, path,
       slot: optional<string>(p, 'slot', (v) => typeof v === 'string' && v !== '' && v.length <= 2048, 'a slot key'),
       exportId: optional<string>(p, 'exportId', (v) => typeof v === 'string' && /^[\w.-]{1,64}$/.test(v), '1 to 64 letters, digits, _, . or -'),
+      // The desktop app's save dialog chose this path in the main process (a Symbol key crosses neither IPC nor JSON).
+      ...(path !== undefined && p[CHOSEN_BY_USER] === path ? { [CHOSEN_BY_USER]: path } : {}),
     };
   },
   'history.importScrapyLog': (p) => ({
@@ -153,5 +201,9 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
 
 /** The params of `method`, checked; throws Invalid naming the field. */
 export function validateParams<M extends Method>(method: M, params: unknown): Params<M> {
+  // Nothing below walks a request nested deeper than this (printing one would overflow the stack).
+  if (nestedDeeperThan(params, MAX_JSON_DEPTH)) {
+    throw new Invalid('params', `params: a request nested more than ${MAX_JSON_DEPTH} levels deep is not allowed (a request is ${TOO_DEEP})`);
+  }
   return validators[method](object(params)) as Params<M>;
 }

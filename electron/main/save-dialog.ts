@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { EXPORT_EXTENSIONS, EXPORT_FORMATS, type ExportFormat, type Reply } from '../../shared/contract';
 import { exportFileName } from '../server/export-route';
+import { CHOSEN_BY_USER } from '../core/store/export/exporter';
 
 /** What the dialog is opened with (a subset of Electron's SaveDialogOptions). */
 export interface SaveOptions {
@@ -31,8 +32,9 @@ export function exportSaveOptions(params: { crawlId: number; format: ExportForma
 
 /**
  * Before a request reaches the core: a 'history.export' without `path` gets one from `pick` (the
- * save dialog), with the format's extension added when the user typed none; null from `pick`
- * (cancelled) answers 'canceled'. Other requests, and exports that name a path, pass unchanged.
+ * save dialog), with the format's extension added when the user typed none, marked CHOSEN_BY_USER
+ * so the core may write it anywhere; null from `pick` (cancelled) answers 'canceled'. Other
+ * requests, and exports that name a path (the core keeps those inside exports/), pass unchanged.
  */
 export async function withExportPath(
   method: string, params: unknown, folder: string, pick: (o: SaveOptions) => Promise<string | null>,
@@ -47,5 +49,6 @@ export async function withExportPath(
   if (chosen === null || chosen === '') return { reply: { ok: false, error: { code: 'canceled', message: 'export canceled: no file was chosen', field: 'path' } } };
   const exts = EXPORT_EXTENSIONS[format];
   const path = exts.some((e) => chosen.toLowerCase().endsWith(e)) ? chosen : `${chosen}${exts[0]}`;
-  return { params: { ...p, path } };
+  // Marked as the user's choice: the core writes a path from a client only inside the data folder's exports/.
+  return { params: { ...p, path, [CHOSEN_BY_USER]: path } };
 }

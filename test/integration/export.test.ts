@@ -2,9 +2,9 @@
 // parsed back and compared with the rows in the database: JSONL, CSV (RFC 4180), HAR 1.2, Scrapy debug.
 
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCrawl } from '../../electron/core/crawl-runner';
@@ -498,7 +498,9 @@ describe('slotscope export', () => {
 
 describe("the core's history.export", () => {
   it('writes the file the request names, reports progress, and refuses bad params as data', async () => {
-    const dir = freshDir();
+    // A path from a client lies inside the data folder's exports/ (issue 15; server/token-holder.test.ts).
+    const dir = join(dirname(rec.db), 'exports');
+    mkdirSync(dir, { recursive: true });
     const core = await createCore({ db: rec.db });
     defer(() => core.close());
     const progress: AppEvents['history.exportProgress'][] = [];

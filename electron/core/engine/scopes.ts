@@ -1,8 +1,8 @@
 // Which throttling scopes a request belongs to beyond its slot (SPEC 5.1): meta
 // throttling_scopes, declarative rules of the crawl config, and a plug-in module.
 
-import { statSync } from 'node:fs';
-import { isAbsolute, resolve as resolvePath } from 'node:path';
+import { realpathSync, statSync } from 'node:fs';
+import { isAbsolute, relative, resolve as resolvePath, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { registrableDomain, hostOf } from './frontier';
 
@@ -114,6 +114,36 @@ export interface ThrottlingManager {
 }
 
 export class PluginError extends Error {}
+
+/**
+ * THROTTLING_MANAGER as set from the console (the app's settings and new-crawl form, over IPC or
+ * the WebSocket), where a token is all it takes: only a module inside `pluginsDir` (the data
+ * folder's plugins/), named by a path relative to it or in full, symbolic links followed. Returns
+ * the module's full path ("" for none), or throws a PluginError naming the setting, the value and
+ * the folder. The CLI's config file is the user's own and keeps loadThrottlingManager's rule.
+ */
+export function consolePluginPath(value: string, pluginsDir: string): string {
+  if (value === '') return '';
+  const fail = (what: string) => new PluginError(
+    `THROTTLING_MANAGER: ${JSON.stringify(value)} is not allowed (set from the app, an ES module inside ${pluginsDir}, by its name there or its full path): ${what}`);
+  const file = isAbsolute(value) ? value : resolvePath(pluginsDir, value);
+  let root: string;
+  let real: string;
+  try {
+    root = realpathSync(pluginsDir);
+  } catch {
+    throw fail(`there is no folder ${pluginsDir}; create it and put the module there`);
+  }
+  try {
+    real = realpathSync(file);
+  } catch {
+    throw fail(`${file} does not exist`);
+  }
+  const rel = relative(root, real);
+  if (rel === '' || rel === '..' || rel.startsWith(`..${sep}`) || isAbsolute(rel)) throw fail(`${file} is not inside that folder`);
+  if (!statSync(real).isFile()) throw fail(`${file} is not a file`);
+  return real;
+}
 
 /** Loads THROTTLING_MANAGER; errors name the setting, the path and what is wrong. */
 export async function loadThrottlingManager(path: string, baseDir = process.cwd()): Promise<ThrottlingManager> {

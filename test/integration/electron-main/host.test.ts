@@ -243,10 +243,14 @@ describe('export save dialog (withExportPath)', () => {
       return 'reply' in ready ? ready.reply : core.dispatch(method, ready.params);
     };
 
-    // Other methods and exports that name a path pass through without a dialog.
+    // Other methods and exports that name a path pass through without a dialog; a path the
+    // renderer names is written only inside the data folder's exports/ (issue 15).
     expect((await via('crawls.list', {}, null)).ok).toBe(true);
-    const named = join(dir, 'named.jsonl');
+    mkdirSync(join(dir, 'exports'));
+    const named = join(dir, 'exports', 'named.jsonl');
     expect(await via('history.export', { crawlId, format: 'jsonl', path: named }, null)).toMatchObject({ ok: true, result: { path: named, rows: 1 } });
+    expect(await via('history.export', { crawlId, format: 'jsonl', path: join(dir, 'named.jsonl') }, null))
+      .toMatchObject({ ok: false, error: { code: 'invalid', field: 'path' } });
     expect(asked).toEqual([]);
 
     // Without a path: the dialog suggests a name in the folder, with the format's filter; the typed name gets its extension.
