@@ -73,6 +73,7 @@ export interface Settings {
   readonly DELAYED_REQUESTS_WARN_THRESHOLD: number;
   readonly DOWNLOAD_TIMEOUT: number;
   readonly DOWNLOAD_MAXSIZE: number;
+  readonly DOWNLOAD_WARNSIZE: number;
   readonly USER_AGENT: string;
   readonly RETRY_ENABLED: boolean;
   readonly RETRY_TIMES: number;
@@ -471,6 +472,8 @@ export const SETTINGS_SCHEMA: readonly SettingSpec[] = [
     'Seconds before a download is given up; a timeout is backoff feedback.', 180, ...secsGt(0)),
   spec('DOWNLOAD_MAXSIZE', 'Downloads', 'Max response size (bytes)',
     'Abort bodies larger than this; 0 means no limit.', 1024 * 1024 * 1024, ...intGe(0)),
+  spec('DOWNLOAD_WARNSIZE', 'Downloads', 'Warn response size (bytes)',
+    'Warn once per response whose body is larger than this once decompressed; 0 means never.', 32 * 1024 * 1024, ...intGe(0)),
   spec('USER_AGENT', 'Downloads', 'User agent',
     'User-Agent header, also used to read robots.txt.', DEFAULT_USER_AGENT, headerText, USER_AGENT_ALLOWED),
   spec('RETRY_ENABLED', 'Retries', 'Retry',

@@ -1,7 +1,6 @@
 // One crawl: seeds and followed links through robots.txt, the frontier and the scheduler to the
 // downloader, with every response fed back to the throttle and reported to the sinks (the store).
 
-import { gunzipSync, inflateSync, brotliDecompressSync } from 'node:zlib';
 import { lookup as dnsLookup } from 'node:dns';
 import { isIP } from 'node:net';
 import { applySettings, validateDelayPin, type Settings, type SettingsResult } from '../../../shared/settings';
@@ -9,9 +8,9 @@ import type { ChangeRecord, ChangeSource, CrawlStatus, EventRecord, ResponseReco
 import type { CrawlStatsWire } from '../../../shared/contract';
 import { createRealClock, type Clock } from '../clock';
 import { describeSeedError, type CrawlConfig } from './crawl-config';
-import { Downloader, type DownloadHandle, type DownloadResult } from './downloader';
+import { Downloader, type DownloadHandle, type DownloadRequest, type DownloadResult } from './downloader';
 import { Frontier, hostOf, parseCrawlUrl, requestTarget } from './frontier';
-import { extractLinks, isHtml } from './links';
+import { decodeText, isHtml, LinkScanner, type CharsetChoice } from './links';
 import type { CrawlRequest } from './request';
 import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './robots';
 import { costOf, Scheduler } from './scheduler';
@@ -52,6 +51,8 @@ const NO_SCOPES: readonly string[] = [];
 const REDIRECT_PRIORITY_ADJUST = 2;
 const MAX_REDIRECTS = 20;
 const ROBOTS_RETRIES = 3;
+/** robots.txt is read up to this many decompressed bytes (RFC 9309 2.5 asks for at least 500 KiB); the rest is not read. */
+const ROBOTS_MAX_BYTES = 512 * 1024;
 /** Seeds queued per event-loop turn (a few ms of work); shorter lists are queued at once, as before. */
 const SEED_CHUNK = 1000;
 /** Failures Scrapy's RetryMiddleware retries (timeouts, refused and reset connections, DNS, TLS and other transport errors). */
@@ -527,7 +528,17 @@ export class Crawler {
     }
     let rules: RobotsRules | null = null;
     if (outcome === 'parse' && res.body) {
-      rules = parseRobots(req.origin, decodeBody(res) ?? '');
+      let text = this.decodeBody(req, res, false);
+      if (res.truncated) {
+        // A line cut by the limit is not a rule: only whole lines count.
+        text = text.slice(0, text.lastIndexOf('\n') + 1);
+        this.event('warning', 'robots-truncated', req.slotKey,
+          `robots.txt of ${req.origin} is larger than ${ROBOTS_MAX_BYTES} bytes (decompressed); only the rules in its first ${ROBOTS_MAX_BYTES} bytes ` +
+          'were read and are obeyed (RFC 9309 2.5), the rest was not downloaded');
+      }
+      rules = parseRobots(req.origin, text);
+    } else if (outcome === 'parse' && res.decodeError !== null) {
+      this.event('warning', 'decode-failed', req.slotKey, `robots.txt of ${req.origin}: ${res.decodeError}; crawling it as if it allowed everything`);
     } else if (outcome === 'retry') {
       this.event('warning', 'robots-unavailable', req.slotKey,
         `robots.txt of ${req.origin} unavailable after ${ROBOTS_RETRIES} attempts (${res.status ?? res.errorKind}); crawling it as if it allowed everything`);
@@ -584,17 +595,16 @@ export class Crawler {
     this.requests++;
     if (this.settingsUnused) this.firstUse(slot);
     if (this.fs !== null && !req.robots) this.fs.started(req);
-    const s = this.settings;
     // The callback never reads the handle before fetch has returned it (a request refused at
     // once is still a recorded failure, through completed, not a request in flight forever).
     let handle: DownloadHandle | null = null;
     let finished = false;
     handle = this.downloader.fetch(
-      { origin: req.origin, path: req.path, method: req.method, timeout: s.DOWNLOAD_TIMEOUT, maxSize: s.DOWNLOAD_MAXSIZE,
-        keepBody: this.wantsBody(req), startedAt: slot.lastStart },
+      this.downloadRequest(req, slot),
       (res) => {
         finished = true;
         if (handle) this.active.delete(handle);
+        this.sizeWarning(req, slot, res);
         this.completed(req, slot, res);
       },
       (t) => this.scheduler.sent(req, slot, t),
@@ -602,8 +612,36 @@ export class Crawler {
     if (!finished) this.active.add(handle);
   }
 
-  private wantsBody(req: CrawlRequest): boolean {
-    return req.robots || this.frontier.rules.scope !== 'none';
+  /**
+   * What the downloader is asked for: robots.txt is kept up to ROBOTS_MAX_BYTES; a page's body is
+   * read as it arrives by a link scanner when its links will be followed, else only counted.
+   */
+  private downloadRequest(req: CrawlRequest, slot: Slot): DownloadRequest {
+    const s = this.settings;
+    return {
+      origin: req.origin, path: req.path, method: req.method, timeout: s.DOWNLOAD_TIMEOUT, maxSize: s.DOWNLOAD_MAXSIZE,
+      keepBody: req.robots, keepLimit: ROBOTS_MAX_BYTES, startedAt: slot.lastStart,
+      sink: req.robots ? undefined : (status, headers, drained) => this.linkSink(req, status, headers, drained),
+    };
+  }
+
+  /** A link scanner for a 2xx HTML page whose links the follow rules take (decided when its headers arrive), else null. */
+  private linkSink(req: CrawlRequest, status: number, headers: Readonly<Record<string, string | string[]>>, drained: () => void): LinkScanner | null {
+    if (status < 200 || status >= 300 || this.statusValue === 'stopped') return null;
+    const contentType = headerValue(headers, 'content-type');
+    const rules = this.frontier.rules;
+    if (!isHtml(contentType) || rules.scope === 'none' || req.depth + 1 > rules.maxDepth || this.frontier.pageLimitReached) return null;
+    return new LinkScanner(req.url, contentType, drained);
+  }
+
+  /** DOWNLOAD_WARNSIZE: one warning per response whose body is larger once decompressed (Scrapy's warnsize). */
+  private sizeWarning(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
+    const warn = this.settings.DOWNLOAD_WARNSIZE;
+    const size = Math.max(res.decodedBytes, res.bytes);
+    if (warn <= 0 || size <= warn) return;
+    const wire = res.decodedBytes > res.bytes ? ` from ${res.bytes} bytes received` : '';
+    this.event('warning', 'download-warnsize', slot.key,
+      `${req.url}: body ${res.errorKind === 'maxsize' ? 'stopped at' : 'of'} ${size} bytes${wire} is larger than DOWNLOAD_WARNSIZE (${warn} bytes)`);
   }
 
   private completed(req: CrawlRequest, slot: Slot, res: DownloadResult): void {
@@ -763,18 +801,43 @@ export class Crawler {
       this.admit(next);
       return;
     }
-    if (status < 200 || status >= 300 || !res.body || !isHtml(contentType)) return;
+    if (status < 200 || status >= 300) return;
+    // The page's links were read while it downloaded (linkSink), within LINK_SCAN_LIMITS.
+    const scan = res.sink instanceof LinkScanner ? res.sink.result : null;
+    if (res.decodeError !== null && isHtml(contentType)) {
+      this.event('warning', 'decode-failed', slot.key,
+        `${req.url}: ${res.decodeError}${scan && scan.scannedBytes > 0 ? `; links read from the ${scan.scannedBytes} bytes decompressed before` : ''}`);
+    }
+    if (scan === null) return;
     const depth = req.depth + 1;
     if (this.frontier.rules.scope === 'none' || depth > this.frontier.rules.maxDepth || this.frontier.pageLimitReached) return;
-    const html = decodeBody(res);
-    if (html === null) {
-      this.event('warning', 'decode-failed', slot.key, `${req.url}: could not decode the ${headerValue(res.headers, 'content-encoding')} body`);
-      return;
+    this.charsetWarning(req, slot.key, scan.charset);
+    if (scan.bytesCapped || scan.droppedLinks > 0) {
+      const cut = [
+        scan.bytesCapped ? `links were read from its first ${scan.limits.bytes} bytes only` : '',
+        scan.droppedLinks > 0 ? `its first ${scan.limits.links} links were kept and ${scan.droppedLinks} more dropped` : '',
+      ].filter((x) => x !== '').join('; ');
+      this.event('info', 'links-capped', slot.key, `${req.url}: ${cut} (the per-page limits of link extraction)`);
     }
-    for (const href of extractLinks(html, req.url)) {
+    for (const href of scan.links) {
       const u = parseCrawlUrl(href);
       if (u && this.frontier.allowsLink(u, depth)) this.addPage(u, depth, 0, {});
     }
+  }
+
+  /** A charset label nobody knows: the body was decoded as UTF-8 instead, said once per slot. */
+  private charsetWarning(req: CrawlRequest, slot: string, charset: CharsetChoice): void {
+    if (charset.unknown === null) return;
+    this.warnOnce('decode-failed', slot,
+      `${req.url}: unknown charset "${charset.unknown}"; decoded as ${charset.encoding === 'utf-8' ? 'UTF-8' : charset.encoding} (further pages of this slot with unknown charsets are not reported)`);
+  }
+
+  /** A kept body (robots.txt) as text, decoded with its declared charset (Content-Type, and <meta> for HTML). */
+  private decodeBody(req: CrawlRequest, res: DownloadResult, html: boolean): string {
+    if (!res.body) return '';
+    const { text, charset } = decodeText(res.body, headerValue(res.headers, 'content-type'), html);
+    this.charsetWarning(req, req.slotKey, charset);
+    return text;
   }
 
   private checkDone(): void {
@@ -801,20 +864,4 @@ function headerValue(headers: Readonly<Record<string, string | string[]>> | null
   const v = headers?.[name];
   if (v === undefined) return null;
   return Array.isArray(v) ? v.join(', ') : v;
-}
-
-/** The body as text, decompressed per Content-Encoding; null when it cannot be decoded. */
-function decodeBody(res: DownloadResult): string | null {
-  if (!res.body) return null;
-  const enc = (headerValue(res.headers, 'content-encoding') ?? '').trim().toLowerCase();
-  try {
-    let buf = res.body;
-    if (enc === 'gzip' || enc === 'x-gzip') buf = gunzipSync(buf);
-    else if (enc === 'deflate') buf = inflateSync(buf);
-    else if (enc === 'br') buf = brotliDecompressSync(buf);
-    else if (enc !== '' && enc !== 'identity') return null;
-    return buf.toString('utf8');
-  } catch {
-    return null;
-  }
 }

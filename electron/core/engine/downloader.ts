@@ -1,8 +1,11 @@
 // The one HTTP client of the engine (undici Agent, keep-alive): measures latency as SPEC 1
-// defines it, body time and bytes, enforces DOWNLOAD_TIMEOUT and DOWNLOAD_MAXSIZE, and maps
-// failures to kinds. Uses undici's dispatch handler API: no streams on the hot path.
+// defines it, body time and bytes, decompresses bodies as a stream while they arrive, enforces
+// DOWNLOAD_TIMEOUT and DOWNLOAD_MAXSIZE (on decompressed bytes), and maps failures to kinds.
+// Uses undici's dispatch handler API: no streams on the hot path of an uncompressed body.
 
 import { Agent, util, type Dispatcher } from 'undici';
+import { createBrotliDecompress, createGunzip, createInflate, createInflateRaw } from 'node:zlib';
+import type { Transform } from 'node:stream';
 
 const { parseHeaders } = util;
 import { lookup as dnsLookup } from 'node:dns';
@@ -26,10 +29,20 @@ export interface DownloadRequest {
   readonly method: string;
   /** Seconds. */
   readonly timeout: number;
-  /** Bytes, 0 = no limit. */
+  /** Bytes, 0 = no limit: on the wire and decompressed (Scrapy's DOWNLOAD_MAXSIZE). */
   readonly maxSize: number;
-  /** Keep the body bytes (for link extraction); otherwise only count them. */
+  /** Keep the decompressed body (up to keepLimit) in the result; otherwise only count it. */
   readonly keepBody: boolean;
+  /**
+   * Most decompressed bytes kept (0 = no limit): past it the transfer stops and the result is a
+   * success with `truncated` (what robots.txt needs: RFC 9309 reads a prefix).
+   */
+  readonly keepLimit?: number;
+  /**
+   * Chooses, when the headers arrive, a sink that reads the decompressed body as it arrives
+   * (link extraction), or null. Its `drained` resumes a body `write` held.
+   */
+  readonly sink?: (status: number, headers: Readonly<Record<string, string | string[]>>, drained: () => void) => BodySink | null;
   /** The start time the scheduler stamped (epoch ms), so records and delays share one clock read. */
   readonly startedAt?: number;
 }
@@ -39,9 +52,18 @@ export interface DownloadResult {
   readonly endedAt: number;
   readonly status: number | null;
   readonly headers: Readonly<Record<string, string | string[]>> | null;
-  /** Raw body as received (still compressed), when kept. */
+  /** The decompressed body, when kept (keepBody), up to keepLimit. */
   readonly body: Buffer | null;
+  /** Bytes on the wire (as received, still compressed). */
   readonly bytes: number;
+  /** Bytes of the body after decompression (the wire bytes when it was not compressed). */
+  readonly decodedBytes: number;
+  /** The kept body stopped at keepLimit: the rest was not read. */
+  readonly truncated: boolean;
+  /** Why the body could not be decompressed (an unknown Content-Encoding, corrupt data), or null. */
+  readonly decodeError: string | null;
+  /** The sink that read the body (finished when the result is handed over), or null. */
+  readonly sink: BodySink | null;
   /** Seconds to headers; null when no headers came. */
   readonly latency: number | null;
   /** Seconds from headers to the end of the body. */
@@ -49,6 +71,16 @@ export interface DownloadResult {
   readonly reused: boolean | null;
   readonly errorKind: FailureKind | null;
   readonly errorMessage: string | null;
+}
+
+/** A reader of a decompressed body as it arrives (see DownloadRequest.sink). */
+export interface BodySink {
+  /** The next body bytes; false asks the downloader to hold the body until the sink's `drained`. */
+  write(chunk: Buffer): boolean;
+  /** The body has ended; the download completes once `done` is called. */
+  end(done: () => void): void;
+  /** The download failed or was cancelled. */
+  abort(): void;
 }
 
 export interface DownloadHandle {
@@ -152,9 +184,32 @@ function onSendHeaders(msg: unknown): void {
 
 type Abort = (err?: Error) => void;
 
+/** Output chunk of the decompressors: the step at which a compression bomb is counted and stopped. */
+const INFLATE_CHUNK = 64 * 1024;
+
+/** A streaming decompressor for a Content-Encoding, or a reason it cannot be decoded ('' and identity: none). */
+function decompressorFor(encoding: string, first: Buffer): Transform | null {
+  const opts = { chunkSize: INFLATE_CHUNK };
+  switch (encoding) {
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip(opts);
+    case 'br':
+      return createBrotliDecompress(opts);
+    case 'deflate':
+      // "deflate" is zlib-wrapped; some servers send it raw (as Scrapy, accept both).
+      return first.length >= 2 && (first[0] & 0x0f) === 8 && ((first[0] << 8) | first[1]) % 31 === 0 ? createInflate(opts) : createInflateRaw(opts);
+  }
+  return null;
+}
+
+const DECODED_ENCODINGS = new Set(['', 'identity', 'gzip', 'x-gzip', 'br', 'deflate']);
+
 /**
  * One download, driven by undici's handler callbacks (the legacy API, which undici calls
- * directly); it is also its own result, handed to the callback when it ends.
+ * directly); it is also its own result, handed to the callback when it ends. A compressed body
+ * goes through a zlib stream as it arrives; decompressed bytes are counted against
+ * DOWNLOAD_MAXSIZE, kept (keepBody) and handed to the sink, with backpressure back to the socket.
  */
 class Download implements DownloadHandle, DownloadResult {
   startedAt = 0;
@@ -167,13 +222,24 @@ class Download implements DownloadHandle, DownloadResult {
   headers: Record<string, string | string[]> | null = null;
   body: Buffer | null = null;
   private chunks: Buffer[] | null = null;
+  private kept = 0;
   bytes = 0;
+  decodedBytes = 0;
+  truncated = false;
+  decodeError: string | null = null;
+  sink: BodySink | null = null;
   latency: number | null = null;
   downloadTime: number | null = null;
   reused: boolean | null = null;
   errorKind: FailureKind | null = null;
   errorMessage: string | null = null;
   private abortFn: Abort | null = null;
+  private resumeFn: (() => void) | null = null;
+  /** Content-Encoding (lower case, '' for none) and its decompressor once the body starts. */
+  private encoding = '';
+  private inflater: Transform | null = null;
+  /** All wire bytes have arrived (undici's onComplete). */
+  private wireDone = false;
   done = false;
   private cancelReason: string | null = null;
   /**
@@ -216,39 +282,140 @@ class Download implements DownloadHandle, DownloadResult {
     this.onSent?.(this.sentAt);
   }
 
-  onHeaders(statusCode: number, rawHeaders: Buffer[]): boolean {
+  onHeaders(statusCode: number, rawHeaders: Buffer[], resume?: () => void): boolean {
     if (statusCode < 200) return true; // informational
     this.headersAt = this.owner.clock.now();
     this.status = statusCode;
+    this.resumeFn = resume ?? null;
     const headers = parseHeaders(rawHeaders) as Record<string, string | string[]>;
     this.headers = headers;
     const max = this.req.maxSize;
     if (max > 0) {
       const len = Number(headers['content-length']);
       if (len > max) {
-        this.abortFn?.(new DownloadError('maxsize', `response of ${len} bytes (Content-Length) exceeds DOWNLOAD_MAXSIZE (${max} bytes)`));
+        this.stop(new DownloadError('maxsize', `response of ${len} bytes (Content-Length) exceeds DOWNLOAD_MAXSIZE (${max} bytes)`));
         return false;
       }
     }
+    const enc = headers['content-encoding'];
+    this.encoding = (Array.isArray(enc) ? enc.join(',') : enc ?? '').trim().toLowerCase();
+    if (!DECODED_ENCODINGS.has(this.encoding)) {
+      // Counted on the wire and drained; nobody can read it.
+      this.decodeError = `unsupported Content-Encoding "${this.encoding}"`;
+      this.chunks = null;
+      return true;
+    }
+    this.sink = this.req.sink?.(statusCode, headers, () => this.sinkDrained()) ?? null;
     return true;
   }
 
   onData(chunk: Buffer): boolean {
+    if (this.done) return false;
     this.bytes += chunk.length;
     const max = this.req.maxSize;
     if (max > 0 && this.bytes > max) {
-      this.abortFn?.(new DownloadError('maxsize', `response body exceeds DOWNLOAD_MAXSIZE (${max} bytes) after ${this.bytes} bytes`));
+      this.stop(new DownloadError('maxsize', `response body exceeds DOWNLOAD_MAXSIZE (${max} bytes) after ${this.bytes} bytes`));
       return false;
     }
-    if (this.chunks) this.chunks.push(chunk);
-    return true;
+    if (this.decodeError !== null) return true;
+    if (this.encoding === '' || this.encoding === 'identity') return this.decoded(chunk);
+    if (this.inflater === null) this.startInflater(chunk);
+    if (this.inflater!.write(chunk)) return true;
+    // The decompressor is full (its reader is slow, or the sink holds it): pause the socket.
+    this.inflater!.once('drain', () => this.resumeSocket());
+    return false;
+  }
+
+  private startInflater(first: Buffer): void {
+    const z = decompressorFor(this.encoding, first)!;
+    this.inflater = z;
+    z.on('data', (out: Buffer) => {
+      if (!this.decoded(out)) z.pause();
+    });
+    z.on('error', (err: Error) => this.inflateFailed(err));
+    z.on('end', () => {
+      if (this.inflater === z) this.bodyEnded();
+    });
+  }
+
+  /** Decompressed bytes: counted, kept, handed to the sink; false = hold the body for now. */
+  private decoded(chunk: Buffer): boolean {
+    if (this.done) return false;
+    this.decodedBytes += chunk.length;
+    const max = this.req.maxSize;
+    if (max > 0 && this.decodedBytes > max) {
+      this.stop(new DownloadError('maxsize', this.inflater
+        ? `response body exceeds DOWNLOAD_MAXSIZE (${max} bytes) when decompressed (${this.encoding}): ${this.decodedBytes} bytes from ${this.bytes} bytes received`
+        : `response body exceeds DOWNLOAD_MAXSIZE (${max} bytes) after ${this.decodedBytes} bytes`));
+      return false;
+    }
+    if (this.chunks) {
+      const limit = this.req.keepLimit ?? 0;
+      if (limit > 0 && this.kept + chunk.length > limit) {
+        this.chunks.push(chunk.subarray(0, limit - this.kept));
+        this.kept = limit;
+        this.truncated = true;
+        this.finishEarly();
+        return false;
+      }
+      this.chunks.push(chunk);
+      this.kept += chunk.length;
+    }
+    return this.sink === null || this.sink.write(chunk);
+  }
+
+  /** The sink takes bytes again. */
+  private sinkDrained(): void {
+    if (this.done) return;
+    if (this.inflater) this.inflater.resume();
+    else this.resumeSocket();
+  }
+
+  private resumeSocket(): void {
+    if (this.done || this.wireDone) return;
+    try {
+      this.resumeFn?.();
+    } catch {
+      /* the request has ended meanwhile */
+    }
+  }
+
+  /** The body cannot be decompressed: the rest is counted on the wire and drained; what was decoded stands. */
+  private inflateFailed(err: Error): void {
+    if (this.done) return;
+    this.decodeError = `${this.encoding} body could not be decompressed: ${err.message}`;
+    const z = this.inflater;
+    this.inflater = null;
+    z?.destroy();
+    if (this.wireDone) this.bodyEnded();
+    else this.resumeSocket();
   }
 
   onComplete(): void {
+    if (this.done || this.wireDone) return;
+    this.wireDone = true;
+    if (this.inflater !== null && this.decodeError === null) this.inflater.end();
+    else this.bodyEnded();
+  }
+
+  /** Every body byte has been decompressed: the sink finishes, then the download completes. */
+  private bodyEnded(): void {
+    if (this.done) return;
+    const sink = this.sink;
+    if (sink) sink.end(() => this.complete());
+    else this.complete();
+  }
+
+  /**
+   * Success. The end time is now, when the body has been decompressed and read (a page's links
+   * are scanned as it arrives, a slice behind the socket at most): results are handed over in the
+   * order of their end times, the order the throttle steps must be replayed in.
+   */
+  private complete(): void {
     if (this.done) return;
     this.done = true;
-    this.owner.untrack(this);
     this.endedAt = this.owner.clock.now();
+    this.owner.untrack(this);
     if (this.chunks) this.body = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks);
     this.chunks = null;
     this.latency = (this.headersAt - this.startedAt) / 1000;
@@ -256,7 +423,37 @@ class Download implements DownloadHandle, DownloadResult {
     this.deliver();
   }
 
+  /** The kept body reached keepLimit: a success with what was read; the rest of the transfer is dropped. */
+  private finishEarly(): void {
+    const z = this.inflater;
+    this.inflater = null;
+    z?.destroy();
+    this.sink?.abort();
+    this.sink = null;
+    this.complete();
+    if (!this.wireDone) {
+      this.wireDone = true;
+      try {
+        this.abortFn?.(new DownloadError('cancelled', 'body limit reached'));
+      } catch {
+        /* already finished */
+      }
+    }
+  }
+
   onError(err: Error): void {
+    this.fail(err);
+  }
+
+  /** Stops the transfer with `err` (undici's abort, which also reports it) and fails the download. */
+  private stop(err: DownloadError): void {
+    if (!this.wireDone) {
+      try {
+        this.abortFn?.(err);
+      } catch {
+        /* already finished */
+      }
+    }
     this.fail(err);
   }
 
@@ -265,7 +462,7 @@ class Download implements DownloadHandle, DownloadResult {
     if (this.starting) err = startFailure(err);
     this.done = true;
     this.owner.untrack(this);
-    if (!(err instanceof DownloadError) || err.kind === 'timeout' || err.kind === 'cancelled') {
+    if (!this.wireDone && (!(err instanceof DownloadError) || err.kind === 'timeout' || err.kind === 'cancelled')) {
       // Make sure the socket work stops too.
       try {
         this.abortFn?.(err instanceof Error ? err : new Error(String(err)));
@@ -273,6 +470,10 @@ class Download implements DownloadHandle, DownloadResult {
         /* already finished */
       }
     }
+    const z = this.inflater;
+    this.inflater = null;
+    z?.destroy();
+    this.sink?.abort();
     this.endedAt = this.owner.clock.now();
     this.status = null;
     this.body = null;

@@ -86,6 +86,36 @@ export interface RedirectSpec {
   readonly status: number;
 }
 
+/** Content-Encoding of a scripted body. */
+export type BodyEncoding = 'identity' | 'gzip' | 'deflate' | 'br';
+
+/**
+ * A scripted body served at one path (hostile or unusual content: a huge page, a page of deeply
+ * nested elements, a gzip bomb, a big robots.txt, a body in another charset). The body is
+ * `head`, then `fill` repeated, then `tail`; it is generated while it is sent, so a body of
+ * gigabytes costs the site no memory, and a compressed one is built from one compressed block of
+ * `fill` repeated (a gzip bomb of 1 GiB is about 1 MB on the wire).
+ */
+export interface BodySpec {
+  /** Sent first. */
+  readonly head: string;
+  /** Repeated after `head` (whole repetitions only) until the body reaches `bytes`; default a space. */
+  readonly fill: string;
+  /** Sent last. */
+  readonly tail: string;
+  /** Size of the body before compression, in bytes: head + tail + as many whole `fill` as fit. */
+  readonly bytes: number;
+  /** `head`, `fill` and `tail` are base64 bytes rather than text (for bodies in other charsets). */
+  readonly base64: boolean;
+  /** Content-Encoding to send (`identity`: none). */
+  readonly encoding: BodyEncoding;
+  /** Content-Type header; "" sends none. */
+  readonly content_type: string;
+  readonly status: number;
+  /** Send Content-Length (default); false sends the body chunked, its size unknown until its end. */
+  readonly content_length: boolean;
+}
+
 /** One simulated host, with every default filled in. */
 export interface HostSpec {
   /** Loopback address (127.x.x.x) of a listener of its own; absent = the shared 127.0.0.1 listener. */
@@ -108,6 +138,8 @@ export interface HostSpec {
   readonly gzip: boolean;
   /** Path → size in bytes of a streamed body. */
   readonly big: Readonly<Record<string, number>>;
+  /** Path → a scripted body (`/robots.txt` too: it then replaces the robots answer). */
+  readonly bodies: Readonly<Record<string, BodySpec>>;
   /** Paths that never answer until the client gives up or the server closes. */
   readonly hang: readonly string[];
   /** Paths whose socket is destroyed without a response. */
@@ -158,6 +190,7 @@ export interface HostInput {
   readonly redirects?: Readonly<Record<string, string | { readonly to: string; readonly status?: number }>>;
   readonly gzip?: boolean;
   readonly big?: Readonly<Record<string, number>>;
+  readonly bodies?: Readonly<Record<string, BodyInput>>;
   readonly hang?: readonly string[];
   readonly reset?: readonly string[];
   readonly quota?: {
@@ -174,6 +207,19 @@ export interface HostInput {
     readonly body?: string;
   };
   readonly description?: string;
+}
+
+/** Input form of a scripted body: every field optional. */
+export interface BodyInput {
+  readonly head?: string;
+  readonly fill?: string;
+  readonly tail?: string;
+  readonly bytes?: number;
+  readonly base64?: boolean;
+  readonly encoding?: BodyEncoding;
+  readonly content_type?: string;
+  readonly status?: number;
+  readonly content_length?: boolean;
 }
 
 /** Input form of a scenario (the JSON file). */
@@ -211,6 +257,7 @@ const HOST_FIELDS = [
   'redirects',
   'gzip',
   'big',
+  'bodies',
   'hang',
   'reset',
   'quota',
@@ -234,6 +281,12 @@ const SOFT_BLOCK_FIELDS = ['after', 'min_gap_ms', 'body'] as const;
 export const SOFT_BLOCK_BODY = '<!doctype html>\n<html><head><title>please slow down</title></head><body><p>please slow down</p></body></html>\n';
 const ROBOTS_FIELDS = ['status', 'body', 'crawl_delay', 'disallow', 'allow', 'fail_times'] as const;
 const REDIRECT_FIELDS = ['to', 'status'] as const;
+const BODY_FIELDS = ['head', 'fill', 'tail', 'bytes', 'base64', 'encoding', 'content_type', 'status', 'content_length'] as const;
+const BODY_ENCODINGS = ['identity', 'gzip', 'deflate', 'br'] as const;
+/** Content-Type of a scripted body when the scenario gives none. */
+export const BODY_CONTENT_TYPE = 'text/html; charset=utf-8';
+/** Largest brotli body: brotli is compressed whole when the site starts, not block by block. */
+const MAX_BR_BYTES = 64 * 1024 * 1024;
 const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 /** Headers the server owns: a scenario setting them would break the message framing. */
 const RESERVED_HEADERS = new Set(['content-length', 'transfer-encoding', 'connection', 'content-encoding', 'keep-alive']);
@@ -626,6 +679,89 @@ function parseBig(c: Checker, path: string, value: unknown): Record<string, numb
   return out;
 }
 
+/** Length in bytes of a body part given as text or base64. */
+function partBytes(text: string, base64: boolean): number {
+  return base64 ? Buffer.from(text, 'base64').length : Buffer.byteLength(text);
+}
+
+function parseBody(c: Checker, path: string, value: unknown): BodySpec | undefined {
+  const o = c.object(path, value, BODY_FIELDS);
+  if (!o) return undefined;
+  let ok = true;
+  const base64 = o.base64 === undefined ? false : c.boolean(child(path, 'base64'), o.base64);
+  if (base64 === undefined) ok = false;
+  const part = (key: 'head' | 'fill' | 'tail', fallback: string): string => {
+    if (o[key] === undefined) return fallback;
+    const text = c.string(child(path, key), o[key]);
+    if (text === undefined) {
+      ok = false;
+      return fallback;
+    }
+    if (base64 && !/^[A-Za-z0-9+/]*={0,2}$/.test(text)) {
+      c.reject(child(path, key), text, 'base64 text (base64 is true)');
+      ok = false;
+    }
+    return text;
+  };
+  const head = part('head', '');
+  const fill = part('fill', base64 ? 'IA==' : ' ');
+  const tail = part('tail', '');
+  const fillBytes = partBytes(fill, base64 ?? false);
+  if (ok && fillBytes === 0) {
+    c.reject(child(path, 'fill'), fill, 'at least one byte');
+    ok = false;
+  }
+  const edges = partBytes(head, base64 ?? false) + partBytes(tail, base64 ?? false);
+  let bytes = edges;
+  if (o.bytes !== undefined) {
+    const n = c.number(child(path, 'bytes'), o.bytes, { int: true, min: edges, max: MAX_BIG_BYTES });
+    if (n === undefined) ok = false;
+    else bytes = n;
+  }
+  const encoding = o.encoding === undefined ? 'identity' : c.oneOf(child(path, 'encoding'), o.encoding, BODY_ENCODINGS);
+  if (encoding === undefined) ok = false;
+  else if (encoding === 'br' && bytes > MAX_BR_BYTES) {
+    c.reject(child(path, 'bytes'), bytes, `at most ${MAX_BR_BYTES} with encoding "br" (compressed whole; gzip and deflate have no limit)`);
+    ok = false;
+  }
+  let contentType: string = BODY_CONTENT_TYPE;
+  if (o.content_type !== undefined) {
+    const ct = c.string(child(path, 'content_type'), o.content_type);
+    if (ct === undefined || /[\r\n\0]/.test(ct)) {
+      if (ct !== undefined) c.reject(child(path, 'content_type'), ct, 'a header value without line breaks');
+      ok = false;
+    } else contentType = ct;
+  }
+  const status = o.status === undefined ? 200 : c.number(child(path, 'status'), o.status, { int: true, min: 200, max: 599 });
+  if (status === undefined) ok = false;
+  const contentLength = o.content_length === undefined ? true : c.boolean(child(path, 'content_length'), o.content_length);
+  if (contentLength === undefined) ok = false;
+  if (!ok) return undefined;
+  return {
+    head,
+    fill,
+    tail,
+    bytes,
+    base64: base64!,
+    encoding: encoding!,
+    content_type: contentType,
+    status: status!,
+    content_length: contentLength!,
+  };
+}
+
+function parseBodies(c: Checker, path: string, value: unknown): Record<string, BodySpec> {
+  const o = c.object(path, value, null);
+  const out: Record<string, BodySpec> = Object.create(null) as Record<string, BodySpec>;
+  if (!o) return out;
+  for (const [p, v] of Object.entries(o)) {
+    if (c.routePath(`${entry(path, p)} (key)`, p) === undefined) continue;
+    const body = parseBody(c, entry(path, p), v);
+    if (body) out[p] = body;
+  }
+  return out;
+}
+
 function parseHost(c: Checker, path: string, value: unknown): HostSpec | undefined {
   const o = c.object(path, value, HOST_FIELDS);
   if (!o) return undefined;
@@ -638,6 +774,7 @@ function parseHost(c: Checker, path: string, value: unknown): HostSpec | undefin
     redirects: {},
     gzip: false,
     big: {},
+    bodies: {},
     hang: [],
     reset: [],
   };
@@ -662,6 +799,7 @@ function parseHost(c: Checker, path: string, value: unknown): HostSpec | undefin
   if (o.redirects !== undefined) host.redirects = parseRedirects(c, at('redirects'), o.redirects);
   if (o.gzip !== undefined) host.gzip = c.boolean(at('gzip'), o.gzip) ?? false;
   if (o.big !== undefined) host.big = parseBig(c, at('big'), o.big);
+  if (o.bodies !== undefined) host.bodies = parseBodies(c, at('bodies'), o.bodies);
   if (o.hang !== undefined) host.hang = c.pathList(at('hang'), o.hang);
   if (o.reset !== undefined) host.reset = c.pathList(at('reset'), o.reset);
   if (o.quota !== undefined) {
@@ -688,6 +826,7 @@ function parseHost(c: Checker, path: string, value: unknown): HostSpec | undefin
   for (const p of host.hang) claim(p, 'hang');
   for (const p of Object.keys(host.redirects)) claim(p, 'redirects');
   for (const p of Object.keys(host.big)) claim(p, 'big');
+  for (const p of Object.keys(host.bodies)) claim(p, 'bodies');
   // Headers the limits set per response must not also come from `headers`: they would repeat.
   const rl = host.rate_limit;
   const dynamic = new Map<string, string>();

@@ -5,6 +5,7 @@ import { createServer, STATUS_CODES, type IncomingMessage, type Server, type Ser
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { gzipSync } from 'node:zlib';
+import { planBody, type BodyPlan } from './bodies';
 import { parseScenario, type HostSpec, type RateLimitHeaders, type Scenario, type ScenarioInput } from './scenario';
 import { streamRandom, type Random } from './random';
 import {
@@ -108,7 +109,8 @@ type Override =
   | { readonly kind: 'reset' }
   | { readonly kind: 'hang' }
   | { readonly kind: 'send'; readonly answer: Canned }
-  | { readonly kind: 'big'; readonly size: number; readonly headers: readonly string[] };
+  | { readonly kind: 'big'; readonly size: number; readonly headers: readonly string[] }
+  | { readonly kind: 'body'; readonly plan: BodyPlan };
 
 interface RateState {
   readonly requests: number;
@@ -255,6 +257,10 @@ function buildHost(name: string, spec: HostSpec, seed: number, budget: { left: n
   }
   for (const [p, size] of Object.entries(spec.big)) {
     overrides.set(p, { kind: 'big', size, headers: [...mergeHeaders(['Content-Type', HTML, ...extra]), 'Content-Length', String(size)] });
+  }
+  for (const [p, body] of Object.entries(spec.bodies)) {
+    // robots.txt answers without the host's extra headers, as the generated one does.
+    overrides.set(p, { kind: 'body', plan: planBody(body, p === '/robots.txt' ? [] : extra) });
   }
 
   let robots: Canned;
@@ -600,6 +606,42 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
     pump();
   };
 
+  // A scripted body: its parts written in order, each repeated as planned, with backpressure.
+  const sendBody = (host: HostRuntime, req: IncomingMessage, res: ServerResponse, plan: BodyPlan, t: number, url: string, inFlight: number): void => {
+    if (closed || req.socket.destroyed) {
+      leave(host);
+      if (!closed && log.active) log.add(t, host.name, url, inFlight, 0);
+      return;
+    }
+    res.once('close', () => {
+      leave(host);
+      if (log.active) log.add(t, host.name, url, inFlight, res.writableFinished ? plan.status : 0);
+    });
+    res.writeHead(plan.status, plan.headers as string[]);
+    if (req.method === 'HEAD') {
+      res.end();
+      return;
+    }
+    let part = 0;
+    let left = plan.parts.length > 0 ? plan.parts[0].times : 0;
+    const pump = (): void => {
+      while (part < plan.parts.length) {
+        if (left === 0) {
+          part++;
+          left = part < plan.parts.length ? plan.parts[part].times : 0;
+          continue;
+        }
+        left--;
+        if (!res.write(plan.parts[part].bytes)) {
+          res.once('drain', pump);
+          return;
+        }
+      }
+      res.end();
+    };
+    pump();
+  };
+
   const handle = (listener: ListenerRuntime, req: IncomingMessage, res: ServerResponse): void => {
     const arrival = performance.now();
     const url = req.url ?? '/';
@@ -638,6 +680,10 @@ export async function startTestSite(scenario: Scenario | ScenarioInput, options:
         case 'big':
           if (delay > 0) setTimeout(stream, delay, host, req, res, override, t, url, inFlight).unref();
           else stream(host, req, res, override, t, url, inFlight);
+          return;
+        case 'body':
+          if (delay > 0) setTimeout(sendBody, delay, host, req, res, override.plan, t, url, inFlight).unref();
+          else sendBody(host, req, res, override.plan, t, url, inFlight);
           return;
         case 'send':
           if (delay > 0) setTimeout(deliver, delay, host, res, override.answer, t, url, inFlight).unref();
