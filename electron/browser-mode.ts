@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { PRESETS } from '../shared/settings';
 import { createCore, type Core } from './core/create-core';
 import { demoScenario, startTestSite, type Scenario, type TestSite } from './core/testsite/index';
-import { startServer, type RunningServer } from './server/ws-server';
+import { loadHostIdentity, saveHostIdentity } from './server/host-identity';
+import { ListenError, startServer, type RunningServer } from './server/ws-server';
 
 export interface BrowserModeOptions {
   readonly db: string;
@@ -87,6 +88,31 @@ function openBrowser(url: string, log: (line: string) => void): void {
   if (candidates.length === 0) log('no desktop browser to open here: open the URL above in a browser');
 }
 
+/**
+ * The browser host with the token and port kept in the database's folder (host-identity.ts): a
+ * restart on the same data folder serves the same address, so open tabs reconnect by themselves.
+ * Without --port the last run's port is taken again when it is free, else any free port.
+ */
+async function startIdentified(o: BrowserModeOptions, staticDir: string, core: Core): Promise<RunningServer> {
+  const dataDir = dirname(o.db);
+  const identity = loadHostIdentity(dataDir);
+  const start = (port: number | undefined) => startServer({ dispatcher: core, host: o.host, port, staticDir, log: o.log, token: identity.token });
+  let server: RunningServer;
+  if (!o.port && identity.port !== null) {
+    try {
+      server = await start(identity.port);
+    } catch (e) {
+      if (!(e instanceof ListenError) || !e.portFault) throw e;
+      o.log(`port ${identity.port} of the last run is taken; tabs opened then must open the new address below`);
+      server = await start(0);
+    }
+  } else {
+    server = await start(o.port);
+  }
+  if (server.port !== identity.port) saveHostIdentity(dataDir, { token: identity.token, port: server.port });
+  return server;
+}
+
 /** Runs until SIGINT/SIGTERM; then pauses running crawls, flushes the history and stops. */
 export async function runBrowserMode(o: BrowserModeOptions): Promise<void> {
   mkdirSync(dirname(o.db), { recursive: true });
@@ -97,7 +123,7 @@ export async function runBrowserMode(o: BrowserModeOptions): Promise<void> {
     site = o.demo ? await startDemo(core, o.log) : null;
     const staticDir = rendererDir();
     if (!existsSync(join(staticDir, 'index.html'))) o.log('the renderer is not built: run `npm run build`');
-    server = await startServer({ dispatcher: core, host: o.host, port: o.port, staticDir, log: o.log });
+    server = await startIdentified(o, staticDir, core);
   } catch (e) {
     // Nothing may outlive a failed start: the database lock is released and the process can exit.
     await site?.close().catch(() => undefined);

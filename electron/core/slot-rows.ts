@@ -7,8 +7,9 @@ import { scopeAutoThrottle, settingsConcurrency } from '../../shared/throttle-ru
 import type { Slot } from './engine/slot';
 import type { SlotSummary } from './store/queries';
 
-export function slotState(slot: Slot, now: number): SlotState {
-  if (slot.paused) return 'paused';
+/** What the slot is doing; every slot of a paused crawl is paused (nothing starts until it resumes). */
+export function slotState(slot: Slot, now: number, crawlPaused = false): SlotState {
+  if (slot.paused || crawlPaused) return 'paused';
   if (slot.backoff.blockedUntil > now) return 'blocked';
   if (slot.backoff.level > 0) return 'backoff';
   if (slot.inFlight > 0) return 'active';
@@ -18,18 +19,19 @@ export function slotState(slot: Slot, now: number): SlotState {
 
 const round = (x: number, digits = 4) => Math.round(x * 10 ** digits) / 10 ** digits;
 
-export function slotTuple(slot: Slot, s: Settings, now: number): SlotTuple {
+/** A live slot's row; `crawlPaused`: the whole crawl is paused, so the row says paused and no next start. */
+export function slotTuple(slot: Slot, s: Settings, now: number, crawlPaused = false): SlotTuple {
   const eff = slot.effectiveDelay(s, now);
   const at = slot.autothrottle(s);
   return [
     slot.key,
-    slotState(slot, now),
+    slotState(slot, now, crawlPaused),
     slot.inFlight,
     slot.concurrency(s),
     at.enabled ? at.target : null,
     round(eff.delay),
     eff.cause,
-    slot.queue.size > 0 ? Math.round(Math.max(0, slot.readyAt(s))) : null,
+    slot.queue.size > 0 && !crawlPaused ? Math.round(Math.max(0, slot.readyAt(s))) : null,
     slot.lastLatency,
     slot.latencyCount > 0 ? round(slot.latencySum / slot.latencyCount) : null,
     slot.requests,
@@ -84,10 +86,10 @@ export function storedSlotTuple(sum: SlotSummary, s: Settings): SlotTuple {
 export class SlotRowDiff {
   private readonly last = new Map<string, SlotTuple>();
 
-  changed(slots: Iterable<Slot>, s: Settings, now: number): SlotTuple[] {
+  changed(slots: Iterable<Slot>, s: Settings, now: number, crawlPaused = false): SlotTuple[] {
     const out: SlotTuple[] = [];
     for (const slot of slots) {
-      const row = slotTuple(slot, s, now);
+      const row = slotTuple(slot, s, now, crawlPaused);
       const prev = this.last.get(slot.key);
       if (!prev || !sameRow(prev, row)) {
         this.last.set(slot.key, row);

@@ -126,6 +126,7 @@ test('row actions: filter and sort the live rows, pin delay and concurrency, cle
   assert.equal(await page.evaluate('document.activeElement && document.activeElement.getAttribute("aria-label")'), 'More actions for slot beta.test');
 
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.getByTestId('confirm-stop').getByRole('button', { name: /^Stop/ }).click(); // Stop asks first
   await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
   assertNoPageErrors(p);
 });
@@ -174,6 +175,7 @@ test('keyboard: Space pauses and resumes the crawl (not while typing or on a but
   assert.equal(await textOf(page.getByTestId('crawl-status')), 'running', 'Space on a button did not pause the crawl');
 
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.getByTestId('confirm-stop').getByRole('button', { name: /^Stop/ }).click(); // Stop asks first
   await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
   // A stopped crawl ignores Space.
   await page.evaluate('document.activeElement && document.activeElement.blur()');
@@ -232,6 +234,7 @@ test('duplicate and delete a crawl through the UI, the deletion confirmed by nam
   assert.equal(await del.isDisabled(), true);
   assert.match((await del.getAttribute('title')) ?? '', /Stop the crawl before deleting it/);
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.getByTestId('confirm-stop').getByRole('button', { name: /^Stop/ }).click(); // Stop asks first
   await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
   assertNoPageErrors(p);
 });

@@ -131,6 +131,7 @@ test('done when: Polite preset from the form, start, pause a slot, change settin
   await waitFor(() => all() > atPause, 'requests again after Resume', 10_000);
 
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.getByTestId('confirm-stop').getByRole('button', { name: /^Stop/ }).click(); // Stop asks first
   await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
   assertNoPageErrors(p);
 }, { timeoutMs: 150_000 });

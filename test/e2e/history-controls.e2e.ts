@@ -64,6 +64,7 @@ test('history: pinned delay and concurrency, a paused slot, a backoff reset and 
   await stack.call('slots.resume', slot);
   await sleep(800);
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.getByTestId('confirm-stop').getByRole('button', { name: /^Stop/ }).click(); // Stop asks first
   await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
 
   // What the engine recorded: the truth the charts must show.

@@ -59,6 +59,7 @@ test('changing DOWNLOAD_DELAY mid-crawl from the settings panel spaces the arriv
   await page.screenshot({ path: join(dir, 'settings-light.png') });
   t.log(`saved ${join(dir, 'settings-light.png')}`);
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.getByTestId('confirm-stop').getByRole('button', { name: /^Stop/ }).click(); // Stop asks first
   await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
   assertNoPageErrors(p);
 });

@@ -47,6 +47,7 @@ test('pausing a slot from its row stops its host\'s arrivals while the others go
   await waitFor(async () => (await numberOf(slotCell(page, 'alpha.test', 'requests'))) > alphaAtPause, 'alpha.test\'s row to count again', 5000);
 
   await page.getByRole('button', { name: 'Stop', exact: true }).click();
+  await page.getByTestId('confirm-stop').getByRole('button', { name: /^Stop/ }).click(); // Stop asks first
   await waitForText(page.getByTestId('crawl-status'), 'stopped', 15_000);
   await waitFor(async () => page.getByRole('button', { name: 'Pause slot beta.test' }).isDisabled(), 'slot actions to be disabled once the crawl ended', 5000);
   assertNoPageErrors(p);

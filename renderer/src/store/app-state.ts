@@ -4,7 +4,7 @@
 import type { AppError, CrawlInfo, Result, SettingDescription, SlotTuple } from '../../../shared/contract';
 import { toAppError, type Transport } from '../transport/transport';
 import { ConnectionStore } from './connection-store';
-import { CrawlLogs } from './crawl-log-store';
+import { CrawlLogs, forgetDismissedWarnings } from './crawl-log-store';
 import { CrawlRates } from './crawl-rates';
 import { CrawlsStore } from './crawls-store';
 import { FrameStore } from './frame-store';
@@ -58,6 +58,11 @@ export interface Commands {
   slotControl(crawlId: number, key: string, control: SlotControl): Promise<Outcome<SlotTuple>>;
   /** A new crawl with the same config and the latest settings; resolves with it, or null when refused (see the message line). */
   duplicateCrawl(crawlId: number): Promise<CrawlInfo | null>;
+  /**
+   * Like duplicateCrawl, `seedsText` (one URL a line) added to the copy's seeds; the refusal comes back
+   * as data: a crawl without seeds (an imported log) is refused with field `seedsText` until it gets some.
+   */
+  copyCrawl(crawlId: number, seedsText?: string): Promise<Outcome<CrawlInfo>>;
   /** Deletes a crawl that is not running, with its history; false when refused (see the message line). */
   deleteCrawl(crawlId: number): Promise<boolean>;
   /** Opens a crawl's slot table (once): its snapshot (live or as recorded), and its figures. Views get the table from `stores.slotTables`. */
@@ -95,6 +100,8 @@ export function createAppState(transport: Transport): AppState {
   const { crawlLogs } = stores;
   const { crawls, slotTables, messages } = stores;
   const opened = new Set<number>();
+  /** Crawls whose end was seen but whose history may not be written yet (their rows are read again). */
+  const ending = new Set<number>();
 
   const crawlName = (id: number) => {
     const c = crawls.crawl(id);
@@ -182,6 +189,12 @@ export function createAppState(transport: Transport): AppState {
       stores.rates.add(p.crawlId, p.stats);
       // An open crawl that just came alive (started elsewhere, or before its table had rows): catch up.
       if (!isLive(before) && isLive(p.stats.status) && slotTables.get(p.crawlId)) void syncTable(p.crawlId);
+      // One that just ended: its rows become the recorded ones, the same a reload shows. The host says
+      // so twice (the engine's end, then once its history is written): the second read is the final one.
+      if (!isLive(p.stats.status) && slotTables.get(p.crawlId) && (isLive(before) || ending.delete(p.crawlId))) {
+        if (isLive(before)) ending.add(p.crawlId);
+        void syncTable(p.crawlId);
+      }
     }),
     transport.subscribe('settings.changed', (p) => {
       if (!opened.has(p.crawlId)) return;
@@ -250,11 +263,21 @@ export function createAppState(transport: Transport): AppState {
         return null;
       }
     },
+    async copyCrawl(crawlId, seedsText) {
+      try {
+        const info = await transport.invoke('crawls.duplicate', seedsText === undefined ? { id: crawlId } : { id: crawlId, seedsText });
+        crawls.applyInfo(info);
+        return { ok: true, result: info };
+      } catch (e) {
+        return { ok: false, error: toAppError(e) };
+      }
+    },
     async deleteCrawl(crawlId) {
       const action = `Deleting ${crawlName(crawlId)}`;
       try {
         await transport.invoke('crawls.delete', { id: crawlId });
         forgetPinnedRows(crawlId);
+        forgetDismissedWarnings(crawlId);
         // 'crawls.changed' brings the new list too; this covers a missed event.
         transport.invoke('crawls.list', {}).then((list) => crawls.setList(list), () => undefined);
         return true;

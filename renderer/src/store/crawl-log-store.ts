@@ -1,5 +1,6 @@
 // One crawl's settings, settings changes and warnings, fed by 'settings.get', 'log.changes' and
-// 'log.events' once, then by the 'settings.changed' and 'warning' events (newest first).
+// 'log.events' once, then by the 'settings.changed' and 'warning' events (newest first). The
+// warnings a user dismissed stay dismissed across reloads (localStorage, per crawl).
 
 import type { Settings } from '../../../shared/settings';
 import type { ChangeRecord, EventRecord } from '../../../shared/types';
@@ -19,12 +20,28 @@ function mergeNewestFirst<T extends { readonly t: number }>(current: readonly T[
   return [...fresh, ...current].sort((a, b) => b.t - a.t);
 }
 
+const DISMISSED_PREFIX = 'slotscope.dismissed-warnings.';
+
+function defaultStorage(): Storage | null {
+  try {
+    return typeof localStorage === 'undefined' ? null : localStorage;
+  } catch {
+    return null;
+  }
+}
+
 export class CrawlLogStore extends FrameStore {
   private settingsValue: Settings | null = null;
   private changeList: readonly ChangeRecord[] = [];
   private warningList: readonly EventRecord[] = [];
   private visibleList: readonly EventRecord[] = [];
-  private readonly dismissedCauses = new Set<string>();
+  private readonly dismissedCauses: Set<string>;
+
+  /** Without a crawl id (a test), dismissals last as long as the store. */
+  constructor(readonly crawlId: number | null = null, private readonly storage: Storage | null = crawlId === null ? null : defaultStorage()) {
+    super();
+    this.dismissedCauses = new Set(crawlId === null ? [] : readDismissed(storage, crawlId));
+  }
 
   settings(): Settings | null {
     return this.settingsValue;
@@ -65,15 +82,41 @@ export class CrawlLogStore extends FrameStore {
     this.refilter();
   }
 
-  /** Hides every warning of this cause (code + slot), in this window only. */
+  /** Hides every warning of this cause (code + slot), now and after a reload. */
   dismiss(cause: string): void {
     this.dismissedCauses.add(cause);
+    if (this.crawlId !== null) {
+      try {
+        this.storage?.setItem(DISMISSED_PREFIX + this.crawlId, JSON.stringify([...this.dismissedCauses]));
+      } catch {
+        /* storage full or disabled: the dismissal holds for this window only */
+      }
+    }
     this.refilter();
   }
 
   private refilter(): void {
     this.visibleList = this.warningList.filter((w) => !this.dismissedCauses.has(causeKey(w)));
     this.changed();
+  }
+}
+
+function readDismissed(storage: Storage | null, crawlId: number): string[] {
+  try {
+    const raw = storage?.getItem(DISMISSED_PREFIX + crawlId);
+    const v: unknown = raw ? JSON.parse(raw) : [];
+    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+/** Forgets the dismissed warnings of a crawl (it was deleted). */
+export function forgetDismissedWarnings(crawlId: number, storage: Storage | null = defaultStorage()): void {
+  try {
+    storage?.removeItem(DISMISSED_PREFIX + crawlId);
+  } catch {
+    /* nothing to forget */
   }
 }
 
@@ -84,7 +127,7 @@ export class CrawlLogs {
   get(crawlId: number): CrawlLogStore {
     let s = this.stores.get(crawlId);
     if (!s) {
-      s = new CrawlLogStore();
+      s = new CrawlLogStore(crawlId);
       this.stores.set(crawlId, s);
     }
     return s;

@@ -7,7 +7,7 @@ import { webSocketTransport, webSocketUrl } from './websocket-transport';
 
 export function pickTransport(win: Window = window): Transport {
   if (win.bridge) return bridgeTransport(win.bridge);
-  const transport = webSocketTransport(webSocketUrl(win.location));
+  const transport = webSocketTransport(webSocketUrl(win.location), { probeUrl: `${win.location.protocol}//${win.location.host}/` });
   hideToken(win);
   return transport;
 }

@@ -3,8 +3,11 @@
 
 import { ERROR_CODES, type AppError, type AppEvents, type EventName, type Method, type Params, type Result } from '../../../shared/contract';
 
-/** A transport's connection: the WebSocket client's states (IPC is always `open`). */
-export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed';
+/**
+ * A transport's connection: the WebSocket client's states (IPC is always `open`), and `refused`: the
+ * host answers but refuses this page's token (it was restarted with another one).
+ */
+export type ConnectionState = 'connecting' | 'open' | 'reconnecting' | 'closed' | 'refused';
 
 export interface Transport {
   /** `ipc` inside Electron, `websocket` in a browser. */

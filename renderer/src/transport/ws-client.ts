@@ -40,6 +40,11 @@ export interface ConnectOptions {
    * Order is kept: any other message first delivers every deferred one before it.
    */
   readonly deferEvents?: { readonly events: readonly EventName[]; readonly schedule: (run: () => void) => void };
+  /**
+   * Awaited before each reconnection attempt (not the first connection), e.g. to wait while the host
+   * refuses this client's token instead of knocking on its door every few seconds.
+   */
+  readonly beforeReconnect?: () => Promise<unknown>;
 }
 
 export interface Client {
@@ -226,7 +231,13 @@ export function connect(url: string, opts: ConnectOptions = {}): Client {
     setState('reconnecting');
     const delay = Math.min(backoff, maxBackoff) * (1 + Math.random() * 0.2);
     backoff = Math.min(backoff * 2, maxBackoff);
-    retryTimer = setTimeout(open, delay);
+    retryTimer = setTimeout(() => {
+      if (!opts.beforeReconnect) return open();
+      retryTimer = null;
+      opts.beforeReconnect().catch(() => undefined).then(() => {
+        if (state !== 'closed' && socket === null && retryTimer === null) open();
+      });
+    }, delay);
   };
 
   open();

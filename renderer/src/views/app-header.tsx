@@ -7,7 +7,7 @@ import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
 import { CONNECTION_TONE } from './tones';
 
-const WORDS = { connecting: 'Connecting…', open: 'Connected', reconnecting: 'Reconnecting…', closed: 'Disconnected' } as const;
+const WORDS = { connecting: 'Connecting…', open: 'Connected', reconnecting: 'Reconnecting…', closed: 'Disconnected', refused: 'Refused: open the new address' } as const;
 const state = (s: ConnectionStore) => s.current();
 
 export function AppHeader() {

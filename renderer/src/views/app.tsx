@@ -3,6 +3,7 @@
 
 import { useCallback, useEffect, useState } from 'react';
 import type { CrawlInfo } from '../../../shared/contract';
+import { ConnectionNotice } from '../components/connection-notice';
 import { MessageLine } from '../components/message-line';
 import type { CrawlsStore } from '../store/crawls-store';
 import { useStore } from '../store/use-store';
@@ -40,6 +41,7 @@ export function App() {
     <div className="app">
       <AppHeader />
       <MessageLine />
+      <ConnectionNotice />
       <main className="content">
         <CrawlList selectedId={crawlId} onSelect={(id) => { setSelected(id); setCreating(false); }} onNew={() => setCreating(true)} />
         {creating ? (

@@ -1,11 +1,12 @@
-// The selected crawl's name, status and commands (Start / Pause / Resume / Stop, Duplicate, Delete
-// with a confirmation that names it) and its live figures from 'crawl.status', about once a second.
+// The selected crawl's name, status and commands (Start / Pause / Resume / Stop, Duplicate, Delete;
+// Stop and Delete ask first, naming it) and its live figures from 'crawl.status', about once a second.
 
 import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
 import type { CrawlInfo, CrawlStatsWire } from '../../../shared/contract';
 import type { CrawlStatus } from '../../../shared/types';
 import { Badge } from '../components/badge';
 import { CommandButton } from '../components/command-button';
+import { OFFLINE_TITLE, useHostOnline } from '../components/connection-notice';
 import { Stat } from '../components/stat';
 import { SHORTCUTS } from '../keyboard';
 import type { CrawlLogStore } from '../store/crawl-log-store';
@@ -20,9 +21,16 @@ import { CRAWL_STATUS_TONE } from './tones';
 const can = {
   start: (s: CrawlStatus) => s === 'created',
   pause: (s: CrawlStatus) => s === 'running',
-  resume: (s: CrawlStatus) => s === 'paused',
-  stop: (s: CrawlStatus) => s === 'created' || s === 'running' || s === 'paused',
+  // A stopped or interrupted crawl goes on from its saved frontier, as `slotscope crawl --resume` does.
+  resume: (s: CrawlStatus) => s === 'paused' || s === 'stopped' || s === 'interrupted',
+  // Nothing to stop before a start, nor after an end.
+  stop: (s: CrawlStatus) => s === 'running' || s === 'paused',
   delete: (s: CrawlStatus) => s !== 'running' && s !== 'paused',
+};
+
+const RESUME_TITLE: Partial<Record<CrawlStatus, string>> = {
+  stopped: 'Go on from where it stopped: the URLs still in its frontier, with its settings and learned delays',
+  interrupted: 'Go on from its saved frontier: URLs done are not fetched again',
 };
 
 const warningCount = (s: CrawlLogStore) => s.warnings().length;
@@ -68,24 +76,37 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
   const info = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId), [crawlId]));
   const stats = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.statsOf(crawlId), [crawlId]));
   const rate = useStore(stores.rates, useCallback((s: CrawlRates) => s.rate(crawlId), [crawlId]));
-  const [confirming, setConfirming] = useState(false);
+  const [confirming, setConfirming] = useState<'delete' | 'stop' | 'seeds' | null>(null);
+  const online = useHostOnline();
   const status = info?.status ?? 'created';
   const live = status === 'running' || status === 'paused';
   const started = stats?.startedAt ?? info?.startedAt ?? null;
-  const finished = stats?.finishedAt ?? info?.finishedAt ?? null;
-  const now = useSecondTick(started !== null && finished === null && live);
+  // A live crawl has no end yet (a resumed one keeps the end of its earlier run in the list).
+  const finished = live ? null : (stats?.finishedAt ?? info?.finishedAt ?? null);
+  // ELAPSED counts while the crawl runs and the host is there to say so; paused, it stops (where it
+  // paused, when this page saw it happen).
+  const now = useSecondTick(started !== null && finished === null && status === 'running' && online);
+  const pausedAt = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.pausedSince(crawlId), [crawlId]));
   if (!info) return null;
   const run = (command: 'start' | 'pause' | 'resume' | 'stop') => () => commands.crawl(command, crawlId);
   const classes = byClass(stats?.byStatus);
+  const duplicate = async () => {
+    const r = await commands.copyCrawl(crawlId);
+    if (r.ok) onOpenCrawl?.(r.result.id);
+    else if (r.error.field === 'seedsText') setConfirming('seeds');
+    else stores.messages.report(`Duplicating “${info.name}”`, r.error);
+  };
 
   return (
     <div className="crawl-header">
       <div className="crawl-title-row">
         <div className="crawl-title">
           <h2 data-testid="crawl-name" title={info.name}>{info.name}</h2>
-          <Badge tone={CRAWL_STATUS_TONE[status]} testId="crawl-status">
+          {info.source && <Badge tone="info" testId="crawl-source" title={`Run by a ${info.source} spider, streamed in by slotscope-scrapy`}>{info.source}</Badge>}
+          <Badge tone={CRAWL_STATUS_TONE[status]} testId="crawl-status" title={online ? undefined : 'Last known: the host is not connected'}>
             {status}
           </Badge>
+          {!online && <span className="muted crawl-times">last known</span>}
           <span className="muted crawl-times">{started === null ? 'not started' : `started ${formatWhen(started)}`}</span>
         </div>
         <div className="toolbar" role="toolbar" aria-label="Crawl commands">
@@ -95,22 +116,20 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
           <CommandButton onRun={run('pause')} disabled={!can.pause(status)} title={`Pause the crawl (${SHORTCUTS.togglePause.key})`}>
             Pause
           </CommandButton>
-          <CommandButton onRun={run('resume')} disabled={!can.resume(status)} title={`Resume the crawl (${SHORTCUTS.togglePause.key})`}>
+          <CommandButton variant={status === 'stopped' || status === 'interrupted' ? 'primary' : 'default'} onRun={run('resume')} disabled={!can.resume(status)}
+            title={RESUME_TITLE[status] ?? `Resume the crawl (${SHORTCUTS.togglePause.key})`}>
             Resume
           </CommandButton>
-          <CommandButton variant="danger" onRun={run('stop')} disabled={!can.stop(status)}>
+          <button type="button" className="btn btn-danger" disabled={!can.stop(status) || !online} onClick={() => setConfirming('stop')}
+            title={!online ? OFFLINE_TITLE : can.stop(status) ? 'Stop the crawl (asks first); Resume goes on from its frontier' : status === 'created' ? 'Nothing to stop: the crawl has not started' : `Nothing to stop: the crawl is ${status}`}>
             Stop
-          </CommandButton>
+          </button>
           <span className="toolbar-sep" aria-hidden="true" />
-          <CommandButton title="A new crawl with the same seeds, rules and current settings"
-            onRun={async () => {
-              const copy = await commands.duplicateCrawl(crawlId);
-              if (copy) onOpenCrawl?.(copy.id);
-            }}>
+          <CommandButton title="A new crawl with the same seeds, rules and current settings" onRun={duplicate}>
             Duplicate
           </CommandButton>
-          <button type="button" className="btn btn-danger" disabled={!can.delete(status)} onClick={() => setConfirming(true)}
-            title={can.delete(status) ? 'Delete the crawl and its history' : 'Stop the crawl before deleting it'}>
+          <button type="button" className="btn btn-danger" disabled={!can.delete(status) || !online} onClick={() => setConfirming('delete')}
+            title={!online ? OFFLINE_TITLE : can.delete(status) ? 'Delete the crawl and its history' : 'Stop the crawl before deleting it'}>
             Delete…
           </button>
         </div>
@@ -120,7 +139,7 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
           {status}
         </Figure>
         <Stat label="Elapsed" testId="stat-elapsed">
-          {started === null ? DASH : formatDuration((finished ?? now) - started)}
+          {started === null ? DASH : formatDuration((finished ?? (status === 'paused' && pausedAt !== null ? pausedAt : now)) - started)}
         </Stat>
         <Stat label="Requests" testId="stat-requests">
           {formatCount(stats?.requests ?? info.requests)}
@@ -168,7 +187,9 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
           </button>
         </Stat>
       </div>
-      {confirming && <ConfirmDelete info={info} stats={stats} onClose={() => setConfirming(false)} />}
+      {confirming === 'delete' && <ConfirmDelete info={info} stats={stats} onClose={() => setConfirming(null)} />}
+      {confirming === 'stop' && <ConfirmStop info={info} stats={stats} onClose={() => setConfirming(null)} />}
+      {confirming === 'seeds' && <AskSeeds info={info} onClose={() => setConfirming(null)} onCopied={(id) => { setConfirming(null); onOpenCrawl?.(id); }} />}
     </div>
   );
 }
@@ -220,6 +241,98 @@ function ConfirmDelete({ info, stats, onClose }: { info: CrawlInfo; stats: Crawl
         </button>
         <button type="button" className="btn btn-danger-solid" disabled={busy} onClick={() => void del()}>
           Delete “{info.name}”
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** Stop asks first: in-flight requests are cancelled, and Resume can go on from the frontier. */
+function ConfirmStop({ info, stats, onClose }: { info: CrawlInfo; stats: CrawlStatsWire | undefined; onClose: () => void }) {
+  const { commands } = useApp();
+  const ref = useRef<HTMLDialogElement>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  const queued = stats?.queued ?? 0;
+  const inFlight = stats?.inFlight ?? 0;
+  const stop = async () => {
+    setBusy(true);
+    // Refused or not, the dialog closes: a refusal is told on the message line.
+    await commands.crawl('stop', info.id);
+    setBusy(false);
+    onClose();
+  };
+  return (
+    <dialog ref={ref} className="confirm-dialog" aria-labelledby="confirm-stop-title" aria-describedby="confirm-stop-text" data-testid="confirm-stop"
+      onClose={onClose} onCancel={onClose}>
+      <h2 id="confirm-stop-title">Stop the crawl “{info.name}”?</h2>
+      <p id="confirm-stop-text">
+        {inFlight > 0 ? `Its ${formatCount(inFlight)} request${inFlight === 1 ? '' : 's'} in flight are cancelled and nothing new starts. ` : 'Nothing new starts. '}
+        {queued > 0 ? `The ${formatCount(queued)} URL${queued === 1 ? '' : 's'} still queued stay in its frontier: ` : 'Its frontier is kept: '}
+        Resume goes on from there. To hold it for a while, Pause is enough.
+      </p>
+      <div className="toolbar">
+        <button type="button" className="btn" onClick={onClose} autoFocus>
+          Cancel
+        </button>
+        <button type="button" className="btn btn-danger-solid" disabled={busy} onClick={() => void stop()}>
+          Stop “{info.name}”
+        </button>
+      </div>
+    </dialog>
+  );
+}
+
+/** Duplicate of a crawl without seeds (an imported log): the copy's seeds are asked for, never made up. */
+function AskSeeds({ info, onClose, onCopied }: { info: CrawlInfo; onClose: () => void; onCopied: (crawlId: number) => void }) {
+  const { commands } = useApp();
+  const ref = useRef<HTMLDialogElement>(null);
+  const [text, setText] = useState('');
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
+    const d = ref.current;
+    if (d && !d.open) d.showModal();
+    return () => d?.close();
+  }, []);
+  const lines = text.split('\n').filter((l) => l.trim() !== '' && !l.trim().startsWith('#')).length;
+  const copy = async () => {
+    setBusy(true);
+    setError(null);
+    const r = await commands.copyCrawl(info.id, text);
+    setBusy(false);
+    if (r.ok) onCopied(r.result.id);
+    else setError(r.error.message);
+  };
+  return (
+    <dialog ref={ref} className="confirm-dialog" aria-labelledby="ask-seeds-title" aria-describedby="ask-seeds-text" data-testid="duplicate-seeds"
+      onClose={onClose} onCancel={onClose}>
+      <h2 id="ask-seeds-title">Duplicate “{info.name}”: which URLs?</h2>
+      <p id="ask-seeds-text">
+        This crawl has no seeds: it was imported from a log, which says what was fetched but not where the spider started. The copy
+        keeps its settings and rules and crawls the URLs you give here.
+      </p>
+      <label className="field">
+        <span className="field-label">Seeds, one URL a line</span>
+        <textarea className="input mono" rows={4} value={text} spellCheck={false} autoFocus placeholder="https://example.org/"
+          onChange={(e) => setText(e.target.value)} aria-invalid={error !== null} />
+      </label>
+      {error && (
+        <div className="field-error pre" role="alert">
+          {error}
+        </div>
+      )}
+      <div className="toolbar">
+        <button type="button" className="btn" onClick={onClose}>
+          Cancel
+        </button>
+        <button type="button" className="btn btn-primary" disabled={busy || lines === 0} onClick={() => void copy()}
+          title={lines === 0 ? 'Give at least one URL' : undefined}>
+          Duplicate with {lines} seed{lines === 1 ? '' : 's'}
         </button>
       </div>
     </dialog>

@@ -1,9 +1,10 @@
 // The crawls in the history, newest first: one row each with its status and figures; a click
 // selects the crawl the rest of the window shows and steers.
 
-import { useCallback } from 'react';
+import { useCallback, useEffect, useRef } from 'react';
 import type { CrawlInfo } from '../../../shared/contract';
 import { Badge } from '../components/badge';
+import { OFFLINE_TITLE, useHostOnline } from '../components/connection-notice';
 import type { CrawlRates } from '../store/crawl-rates';
 import type { CrawlsStore } from '../store/crawls-store';
 import { useStore } from '../store/use-store';
@@ -19,6 +20,7 @@ export function CrawlList({ selectedId, onSelect, onNew }: { selectedId: number 
   const { stores } = useApp();
   const crawls = useStore(stores.crawls, list);
   const isLoaded = useStore(stores.crawls, loaded);
+  const online = useHostOnline();
   return (
     <section className="panel crawl-list" aria-labelledby="crawls-title">
       <div className="panel-head">
@@ -26,7 +28,7 @@ export function CrawlList({ selectedId, onSelect, onNew }: { selectedId: number 
         <span className="panel-note">{isLoaded ? `${crawls.length} in the history` : 'loading…'}</span>
         <span className="panel-action">
           <ImportLogButton onImported={onSelect} />{' '}
-          <button type="button" className="btn btn-small" onClick={onNew}>
+          <button type="button" className="btn btn-small" onClick={onNew} disabled={!online} title={online ? undefined : OFFLINE_TITLE}>
             New crawl
           </button>
         </span>
@@ -70,12 +72,19 @@ function useRate(crawl: CrawlInfo): string {
 
 function CrawlRow({ crawl, selected, onSelect }: { crawl: CrawlInfo; selected: boolean; onSelect: (id: number) => void }) {
   const rate = useRate(crawl);
+  // The selected crawl is brought into view (a copy just made lands on top), below the sticky
+  // header: the list's scroll-padding-top keeps the header from covering it, here and on focus.
+  const ref = useRef<HTMLTableRowElement>(null);
+  useEffect(() => {
+    if (selected) ref.current?.scrollIntoView?.({ block: 'nearest' });
+  }, [selected]);
   return (
-    <tr className={selected ? 'selected' : undefined} aria-selected={selected} data-crawl={crawl.id} onClick={() => onSelect(crawl.id)}>
+    <tr ref={ref} className={selected ? 'selected' : undefined} aria-selected={selected} data-crawl={crawl.id} onClick={() => onSelect(crawl.id)}>
       <td className="left">
         <button type="button" className="link" onClick={() => onSelect(crawl.id)}>
           {crawl.name}
         </button>
+        {crawl.source && <> <Badge tone="info" testId="crawl-source" title={`Run by a ${crawl.source} spider, streamed in by slotscope-scrapy`}>{crawl.source}</Badge></>}
       </td>
       <td className="left">
         <Badge tone={CRAWL_STATUS_TONE[crawl.status]}>{crawl.status}</Badge>

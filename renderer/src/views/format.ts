@@ -27,16 +27,27 @@ export const CAUSE_WORDS: Readonly<Record<DelayCause, string>> = {
 /** "0.50 s · autothrottle", "blocked · retry-after". */
 export function formatDelay(delay: number, cause: DelayCause, state: SlotState): string {
   if (cause === 'retry-after' || state === 'blocked') return `blocked · ${CAUSE_WORDS[cause]}`;
-  if (cause === 'none') return `${delay.toFixed(2)} s`;
-  return `${delay.toFixed(2)} s · ${CAUSE_WORDS[cause]}`;
+  if (cause === 'none') return formatSeconds(delay);
+  return `${formatSeconds(delay)} · ${CAUSE_WORDS[cause]}`;
 }
 
-/** Time until a slot's next request may start: "now", "350 ms", "1.2 s", or a dash when nothing waits. */
+/** Time until a slot's next request may start: "now", "350 ms", "1.2 s", "4 min 05 s", "27 h 49 min", or a dash when nothing waits. */
 export function formatStartIn(ms: number | null): string {
   if (ms === null) return DASH;
   if (ms <= 0) return 'now';
   if (ms < 1000) return `${Math.round(ms)} ms`;
-  return `${(ms / 1000).toFixed(1)} s`;
+  if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+  return formatDuration(ms);
+}
+
+/** A delay in seconds: "0.50 s", "12.30 s" under a minute, a duration after ("1 min 40 s", "27 h 46 min"). */
+export function formatSeconds(seconds: number): string {
+  return seconds < 60 ? `${seconds.toFixed(2)} s` : formatDuration(seconds * 1000);
+}
+
+/** A delay cell (the column says seconds): "0.50", "12.30", and a duration from a minute on ("27 h 46 min"). */
+export function formatDelayCell(seconds: number): string {
+  return seconds < 60 ? seconds.toFixed(2) : formatDuration(seconds * 1000);
 }
 
 /** A latency given in seconds, written in whole milliseconds. */

@@ -6,6 +6,7 @@ import type { AppError, SeedLineErrorWire } from '../../../shared/contract';
 import { applySettings, DEFAULT_SETTINGS, PRESETS } from '../../../shared/settings';
 import type { SchemaStore } from '../store/app-state';
 import { useStore } from '../store/use-store';
+import { OFFLINE_TITLE, useHostOnline } from '../components/connection-notice';
 import { useApp } from './app-context';
 import { checkDrafts, EverySetting, type SettingDrafts } from './new-crawl-settings';
 
@@ -84,6 +85,7 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
   const [busy, setBusy] = useState(false);
   const [hostError, setHostError] = useState<AppError | null>(null);
   const [created, setCreated] = useState<Created | null>(null);
+  const online = useHostOnline();
 
   const [seedFile, setSeedFile] = useState<{ readonly text: string; readonly error: boolean } | null>(null);
 
@@ -141,7 +143,8 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
   ].filter((x): x is string => x !== null);
 
   const submit = async () => {
-    if (blocking.length > 0) return;
+    // Once created, the form's crawl exists: a second Create would make a second crawl.
+    if (blocking.length > 0 || created !== null || busy) return;
     setBusy(true);
     setHostError(null);
     const follow: Record<string, unknown> = { scope };
@@ -288,7 +291,8 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
             </div>
           )}
           <div className="toolbar">
-            <button type="submit" className="btn btn-primary" disabled={busy || blocking.length > 0} title={blocking.join(' ')}>
+            <button type="submit" className="btn btn-primary" disabled={busy || blocking.length > 0 || created !== null || !online}
+              title={!online ? OFFLINE_TITLE : created !== null ? `“${created.name}” is created: show it, or close this form` : blocking.join(' ')}>
               Create
             </button>
             <button type="button" className="btn" onClick={onCancel}>

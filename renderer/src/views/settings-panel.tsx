@@ -1,13 +1,15 @@
 // The selected crawl's settings, grouped as the schema groups them, each editable in place:
 // a value is checked with shared applySettings as it is typed, sent with 'settings.update' on Apply.
 
-import { memo, useMemo, useState } from 'react';
+import { memo, useCallback, useMemo, useState } from 'react';
 import type { SettingDescription } from '../../../shared/contract';
 import { applySettings, type Settings } from '../../../shared/settings';
 import type { ChangeRecord, SlotChange } from '../../../shared/types';
 import { resetValue } from './history/annotations';
 import type { SchemaStore } from '../store/app-state';
 import type { CrawlLogStore } from '../store/crawl-log-store';
+import type { CrawlsStore } from '../store/crawls-store';
+import { OFFLINE_TITLE, useHostOnline } from '../components/connection-notice';
 import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
 import { formatWhen } from './format';
@@ -22,6 +24,13 @@ export function SettingsPanel({ crawlId }: { crawlId: number }) {
   const log = stores.crawlLogs.get(crawlId);
   const schema = useStore(stores.schema, schemaOf);
   const settings = useStore(log, settingsOf);
+  // A crawl that has ended keeps the settings it ran with (the host refuses changes after its end).
+  const ended = useStore(stores.crawls, useCallback((s: CrawlsStore) => {
+    const c = s.crawl(crawlId);
+    if (!c) return null;
+    if (c.derivedFrom !== undefined) return 'a what-if replay';
+    return c.status === 'finished' || c.status === 'failed' ? c.status : null;
+  }, [crawlId]));
   const groups = useMemo(() => {
     const out = new Map<string, SettingDescription[]>();
     for (const d of schema ?? []) out.set(d.group, [...(out.get(d.group) ?? []), d]);
@@ -31,6 +40,11 @@ export function SettingsPanel({ crawlId }: { crawlId: number }) {
   return (
     <div className="settings-layout" data-testid="settings-panel">
       <div className="settings-scroll">
+        {ended && (
+          <p className="settings-ended" data-testid="settings-ended">
+            This crawl is {ended}: these are the settings it ran with, kept as recorded. Duplicate it to crawl again with other settings.
+          </p>
+        )}
         {!schema || !settings ? (
           <p className="empty">Loading settings…</p>
         ) : (
@@ -38,7 +52,7 @@ export function SettingsPanel({ crawlId }: { crawlId: number }) {
             <section key={group} className="settings-group" aria-label={`${group} settings`}>
               <h3>{group}</h3>
               {items.map((d) => (
-                <SettingRow key={d.name} crawlId={crawlId} d={d} settings={settings} />
+                <SettingRow key={d.name} crawlId={crawlId} d={d} settings={settings} readOnly={ended !== null} />
               ))}
             </section>
           ))
@@ -51,8 +65,9 @@ export function SettingsPanel({ crawlId }: { crawlId: number }) {
 
 type Status = { readonly kind: 'applied'; readonly at: number } | { readonly kind: 'refused'; readonly message: string } | null;
 
-const SettingRow = memo(function SettingRow({ crawlId, d, settings }: { crawlId: number; d: SettingDescription; settings: Settings }) {
+const SettingRow = memo(function SettingRow({ crawlId, d, settings, readOnly }: { crawlId: number; d: SettingDescription; settings: Settings; readOnly: boolean }) {
   const { commands } = useApp();
+  const online = useHostOnline();
   const current = settings[d.name];
   const complex = isComplex(d, current);
   const [draft, setDraft] = useState<string | null>(null);
@@ -71,7 +86,7 @@ const SettingRow = memo(function SettingRow({ crawlId, d, settings }: { crawlId:
   }, [d, current, draft, settings]);
 
   const apply = async () => {
-    if (check.error || !check.changed) return;
+    if (check.error || !check.changed || readOnly || !online) return;
     setBusy(true);
     const r = await commands.updateSettings(crawlId, { [d.name]: check.value });
     setBusy(false);
@@ -105,16 +120,18 @@ const SettingRow = memo(function SettingRow({ crawlId, d, settings }: { crawlId:
         </div>
         <div className="setting-edit">
           {complex ? (
-            <textarea id={inputId} className="input mono" rows={3} spellCheck={false} value={text} aria-invalid={error !== null}
+            <textarea id={inputId} className="input mono" rows={3} spellCheck={false} value={text} aria-invalid={error !== null} readOnly={readOnly}
               onChange={(e) => onChange(e.target.value)} />
           ) : (
-            <input id={inputId} className="input mono" value={text} aria-invalid={error !== null} spellCheck={false}
+            <input id={inputId} className="input mono" value={text} aria-invalid={error !== null} spellCheck={false} readOnly={readOnly}
               onChange={(e) => onChange(e.target.value)} onKeyDown={(e) => e.key === 'Enter' && void apply()} />
           )}
-          <button type="button" className="btn btn-small" disabled={busy || check.error !== null || !check.changed} onClick={() => void apply()}
-            aria-label={`Apply ${d.name}`}>
-            Apply
-          </button>
+          {!readOnly && (
+            <button type="button" className="btn btn-small" disabled={busy || check.error !== null || !check.changed || !online} onClick={() => void apply()}
+              aria-label={`Apply ${d.name}`} title={online ? undefined : OFFLINE_TITLE}>
+              Apply
+            </button>
+          )}
           {draft !== null && (
             <button type="button" className="btn btn-small" onClick={() => { setDraft(null); setStatus(null); }} aria-label={`Reset ${d.name}`}>
               Reset

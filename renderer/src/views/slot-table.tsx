@@ -22,7 +22,8 @@ export interface SlotTableProps {
   readonly onOpenHistory?: (slotKey: string) => void;
 }
 
-const hasRows = (t: SlotTableStore) => t.hasData();
+/** Rows to show: a snapshot came and it has slots (a crawl that has none yet says why instead). */
+const hasRows = (t: SlotTableStore) => t.hasData() && t.size() > 0;
 
 export function SlotTable({ table, crawlId, onOpenHistory }: SlotTableProps) {
   const { stores } = useApp();
@@ -47,17 +48,17 @@ export function SlotTable({ table, crawlId, onOpenHistory }: SlotTableProps) {
     return (
       <div className="empty slot-empty" data-testid="slot-empty">
         {status === 'created'
-          ? 'Press Start: each host gets a row here as soon as the crawl reaches it.'
+          ? 'Not started yet: press Start, and each host gets a row here as soon as the crawl reaches it.'
           : live
             ? 'Waiting for the first slot rows…'
-            : `This crawl is ${status ?? 'unknown'}. Slot rows are live figures of a running crawl.`}
+            : `This crawl is ${status ?? 'unknown'} and reached no host: it has no slot rows.`}
       </div>
     );
   }
 
   return (
     <div className="slot-table-wrap">
-      <SlotToolbar view={table.view()} live={live} />
+      <SlotToolbar view={table.view()} live={live} status={status} />
       {note && (
         <div className="slot-note" role="status" data-testid="slot-note">
           <span>{note}</span>
@@ -66,7 +67,7 @@ export function SlotTable({ table, crawlId, onOpenHistory }: SlotTableProps) {
           </button>
         </div>
       )}
-      <SlotGrid table={table} crawlId={crawlId} live={live} menuKey={menu?.key ?? null} onMenu={onMenu} onScrolled={onScrolled} />
+      <SlotGrid table={table} crawlId={crawlId} live={live} crawlPaused={status === 'paused'} menuKey={menu?.key ?? null} onMenu={onMenu} onScrolled={onScrolled} />
       {menu && (
         <RowActionsMenu key={menu.key} table={table} crawlId={crawlId} slotKey={menu.key} anchor={menu.anchor} live={live}
           onClose={closeMenu} onOpenHistory={onOpenHistory} onNote={setNote} />
@@ -82,12 +83,19 @@ const STATE_TITLES: Readonly<Record<SlotState, string>> = {
   active: 'Requests in flight',
   waiting: 'Requests queued, waiting for the delay',
   backoff: 'Slowed down after errors',
-  paused: 'Paused by hand',
+  paused: 'Paused by hand, or with the whole crawl',
   blocked: 'Blocked by Retry-After',
   idle: 'Nothing queued',
 };
 
-function SlotToolbar({ view, live }: { view: SlotTableView; live: boolean }) {
+/** What the figures of a crawl that is not running are. */
+function recordedNote(status: CrawlStatus | undefined): string {
+  if (status === 'finished' || status === 'failed') return ' · final figures';
+  if (status === 'stopped' || status === 'interrupted') return ` · as recorded when it ${status === 'stopped' ? 'stopped' : 'was interrupted'}`;
+  return '';
+}
+
+function SlotToolbar({ view, live, status }: { view: SlotTableView; live: boolean; status: CrawlStatus | undefined }) {
   const result = useStore(view, resultOf);
   const query = useStore(view, queryOf);
   const shown = result.keys.length;
@@ -106,7 +114,7 @@ function SlotToolbar({ view, live }: { view: SlotTableView; live: boolean }) {
         {filtered ? `${formatCount(shown)} of ${formatCount(result.total)}` : formatCount(result.total)} {result.total === 1 ? 'slot' : 'slots'}
         {result.pinnedShown > 0 && ` · ${result.pinnedShown} pinned`}
         {result.pinnedHidden > 0 && ` · ${result.pinnedHidden} pinned hidden by the filter`}
-        {live ? '' : ' · final figures'}
+        {live ? '' : recordedNote(status)}
       </span>
       <div className="slot-filter">
         <input id={SLOT_FILTER_ID} type="search" className="input" placeholder="Filter by slot key" aria-label="Filter slots by key"

@@ -30,4 +30,5 @@ export const CONNECTION_TONE: Readonly<Record<ConnectionState, Tone>> = {
   open: 'ok',
   reconnecting: 'warn',
   closed: 'bad',
+  refused: 'bad',
 };

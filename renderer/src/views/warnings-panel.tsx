@@ -1,5 +1,5 @@
 // The selected crawl's warnings, newest first, each with its slot, its text (which says what to
-// do) and its time; dismissing one hides every warning of that cause (code + slot) in this window.
+// do) and its time; dismissing one hides every warning of that cause (code + slot), after a reload too.
 
 import { Badge } from '../components/badge';
 import { causeKey, type CrawlLogStore } from '../store/crawl-log-store';

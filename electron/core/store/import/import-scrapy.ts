@@ -244,8 +244,8 @@ export async function importScrapyLogInto(writer: HistoryWriter, src: LogSource,
 
   const ensureCrawl = async (first: Pending) => {
     if (crawlId !== null) return crawlId;
-    const seed = first.url !== '' ? first.url : `http://${first.f.slot}/`;
-    const config = { name, seeds: [seed], follow: { scope: 'none' } };
+    // A log does not say what the spider's start URLs were: none are made up (a copy is given its own).
+    const config = { name, seeds: [], follow: { scope: 'none' } };
     crawlId = await writer.createCrawl(name, config, settings, firstTime ?? first.t);
     for (const e of earlyEvents.splice(0)) writer.recordEvent(crawlId, e);
     return crawlId;

@@ -7,6 +7,7 @@ import type { Transport } from '../../transport/transport';
 import { toAppError } from '../../transport/transport';
 import { useApp } from '../app-context';
 import { formatCount } from '../format';
+import { OFFLINE_TITLE, useHostOnline } from '../../components/connection-notice';
 
 type State = { readonly kind: 'idle' } | { readonly kind: 'busy'; readonly name: string } | { readonly kind: 'done' | 'error'; readonly text: string };
 
@@ -30,13 +31,19 @@ export function describeImport(file: string, r: ImportReport): string {
   const version = r.scrapyVersion ? ` (Scrapy ${r.scrapyVersion})` : '';
   const skipped = r.unreadable ? `; ${formatCount(r.unreadable)} unreadable line${r.unreadable === 1 ? '' : 's'} skipped` +
     (r.firstUnreadable[0] ? ` (first: line ${r.firstUnreadable[0].line}, ${r.firstUnreadable[0].reason})` : '') : '';
-  return `Imported ${file}${version}: ${formatCount(r.debugLines)} responses over ${formatCount(r.slots)} slot${r.slots === 1 ? '' : 's'}${skipped}.`;
+  const slots = `${formatCount(r.slots)} slot${r.slots === 1 ? '' : 's'}`;
+  // The list counts a response when it has a status; a log at INFO level has no Crawled line to give one.
+  const what = r.withStatus === r.debugLines ? `${formatCount(r.debugLines)} responses over ${slots}`
+    : r.withStatus === 0 ? `${formatCount(r.debugLines)} requests over ${slots}, no status for any (the log has no "Crawled (200)" lines: Scrapy writes them at DEBUG level)`
+      : `${formatCount(r.debugLines)} requests over ${slots}, ${formatCount(r.withStatus)} of them responses with a status`;
+  return `Imported ${file}${version}: ${what}${skipped}.`;
 }
 
 export function ImportLogButton({ onImported }: { onImported: (crawlId: number) => void }) {
   const { transport } = useApp();
   const input = useRef<HTMLInputElement>(null);
   const [state, setState] = useState<State>({ kind: 'idle' });
+  const online = useHostOnline();
 
   const onFile = async (file: File) => {
     setState({ kind: 'busy', name: file.name });
@@ -55,8 +62,8 @@ export function ImportLogButton({ onImported }: { onImported: (crawlId: number) 
     <span className="import-log">
       <input ref={input} type="file" accept=".log,.txt,text/plain" hidden data-testid="import-log-file" aria-label="Scrapy log file"
         onChange={(e) => { const f = e.target.files?.[0]; if (f) void onFile(f); }} />
-      <button type="button" className="btn btn-small" onClick={() => input.current?.click()} disabled={state.kind === 'busy'}
-        title="Open a Scrapy log written with AUTOTHROTTLE_DEBUG = True as a crawl of this history">
+      <button type="button" className="btn btn-small" onClick={() => input.current?.click()} disabled={state.kind === 'busy' || !online}
+        title={online ? 'Open a Scrapy log written with AUTOTHROTTLE_DEBUG = True as a crawl of this history' : OFFLINE_TITLE}>
         {state.kind === 'busy' ? `Importing ${state.name}…` : 'Import Scrapy log…'}
       </button>
       {state.kind === 'done' && <span className="muted" role="status" data-testid="import-status">{state.text}</span>}

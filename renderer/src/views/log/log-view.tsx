@@ -137,6 +137,8 @@ function LogList({ lines, onVisible }: { lines: readonly LogLine[]; onVisible: (
     onVisible(visFrom === null || visTo === null ? null : { from: visFrom, to: visTo });
   }, [visFrom, visTo, onVisible]);
 
+  // Lines never wrap (rows are one fixed height): the list is as wide as its longest line and scrolls sideways to it.
+  const widest = useMemo(() => lines.reduce((n, l) => Math.max(n, l.text.length), 0), [lines]);
   const rows = [];
   for (let i = first; i < last; i++) {
     const l = lines[i];
@@ -148,7 +150,7 @@ function LogList({ lines, onVisible }: { lines: readonly LogLine[]; onVisible: (
   }
   return (
     <div ref={ref} className="log-list" onScroll={onScroll} role="log" aria-label="Debug log" aria-live="off" tabIndex={0} data-testid="log-list" data-lines={lines.length}>
-      <div style={{ height: lines.length * LOG_ROW_PX, position: 'relative' }}>{rows}</div>
+      <div style={{ height: lines.length * LOG_ROW_PX, position: 'relative', width: `calc(${widest}ch + 20px)`, minWidth: '100%' }}>{rows}</div>
       {lines.length === 0 && <p className="empty">No lines match.</p>}
     </div>
   );

@@ -2,10 +2,14 @@
 // pins, reset the backoff, open the slot's history. One menu for the whole grid, outside its rows.
 
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
+import { DEFAULT_SETTINGS, type Settings } from '../../../../shared/settings';
+import { OFFLINE_TITLE, useHostOnline } from '../../components/connection-notice';
 import type { SlotControl } from '../../store/app-state';
+import type { CrawlLogStore } from '../../store/crawl-log-store';
 import { cell, type SlotTableStore } from '../../store/slot-table-store';
 import { useStore } from '../../store/use-store';
 import { useApp } from '../app-context';
+import { formatSeconds } from '../format';
 
 export interface RowActionsMenuProps {
   readonly table: SlotTableStore;
@@ -35,11 +39,30 @@ export function parsePin(form: 'delay' | 'concurrency', text: string): { readonl
   return ok ? { value: n } : { error: `${what}: ${JSON.stringify(t)} is not allowed (${allowed})` };
 }
 
+/**
+ * The longest delay the crawl's own throttle would use (the larger of BACKOFF_MAX_DELAY and
+ * AUTOTHROTTLE_MAX_DELAY): a pin above it is most likely a slip of the keyboard, so it asks first.
+ */
+export function pinAboveBounds(seconds: number, s: Settings): string | null {
+  const bounds = [['BACKOFF_MAX_DELAY', s.BACKOFF_MAX_DELAY], ['AUTOTHROTTLE_MAX_DELAY', s.AUTOTHROTTLE_MAX_DELAY]] as const;
+  if (bounds.every(([, v]) => seconds <= v)) return null;
+  const over = bounds.filter(([, v]) => seconds > v).map(([n, v]) => `${n} (${v} s)`);
+  const pin = seconds < 60 ? `${seconds} s` : `${seconds} s (${formatSeconds(seconds)})`;
+  return `A pin of ${pin} is above this crawl's ${over.join(' and ')}, the longest ${over.length === 1 ? 'delay' : 'delays'} its own throttle ` +
+    `would use: the slot would start one request every ${formatSeconds(seconds)}.`;
+}
+
+const settingsOf = (s: CrawlLogStore) => s.settings();
+
 export const HISTORY_LATER = 'The history view of a slot comes in a later version of Slotscope; until then its records are in the crawl\'s SQLite file.';
 
 export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose, onOpenHistory, onNote }: RowActionsMenuProps) {
-  const { commands } = useApp();
+  const { commands, stores } = useApp();
   const row = useStore(table, useCallback((t: SlotTableStore) => t.row(slotKey), [slotKey]));
+  const settings = useStore(stores.crawlLogs.get(crawlId), settingsOf) ?? DEFAULT_SETTINGS;
+  const online = useHostOnline();
+  /** A long delay pin waiting for its confirmation, with why it asks. */
+  const [confirm, setConfirm] = useState<{ readonly seconds: number; readonly why: string } | null>(null);
   const ref = useRef<HTMLDivElement>(null);
   const [form, setForm] = useState<Form>(null);
   const [text, setText] = useState('');
@@ -52,18 +75,23 @@ export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose,
     if (refocus && anchor.isConnected) anchor.focus();
   }, [anchor, onClose]);
 
-  // Beside the button, inside the window (above it when there is no room below).
+  // Beside the button, inside the window (above it when there is no room below), again when the window is resized.
   useLayoutEffect(() => {
-    const el = ref.current;
-    if (!el) return;
-    const r = anchor.getBoundingClientRect();
-    const w = el.offsetWidth;
-    const h = el.offsetHeight;
-    const below = r.bottom + 4;
-    const top = below + h > window.innerHeight - 8 ? Math.max(8, r.top - h - 4) : below;
-    const left = Math.min(Math.max(8, r.right - w), window.innerWidth - w - 8);
-    setPlace((p) => (p && p.top === top && p.left === left ? p : { top, left }));
-  }, [anchor, form, error]);
+    const placeIt = () => {
+      const el = ref.current;
+      if (!el) return;
+      const r = anchor.getBoundingClientRect();
+      const w = el.offsetWidth;
+      const h = el.offsetHeight;
+      const below = r.bottom + 4;
+      const top = below + h > window.innerHeight - 8 ? Math.max(8, r.top - h - 4) : below;
+      const left = Math.min(Math.max(8, r.right - w), window.innerWidth - w - 8);
+      setPlace((p) => (p && p.top === top && p.left === left ? p : { top, left }));
+    };
+    placeIt();
+    window.addEventListener('resize', placeIt);
+    return () => window.removeEventListener('resize', placeIt);
+  }, [anchor, form, error, confirm]);
 
   // Focus the first item when opened.
   useEffect(() => {
@@ -95,7 +123,16 @@ export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose,
     const parsed = parsePin(form, text);
     if ('error' in parsed) {
       setError(parsed.error);
+      setConfirm(null);
       return;
+    }
+    if (form === 'delay' && confirm?.seconds !== parsed.value) {
+      const why = pinAboveBounds(parsed.value, settings);
+      if (why !== null) {
+        setError(null);
+        setConfirm({ seconds: parsed.value, why });
+        return;
+      }
     }
     void run(form === 'delay' ? { kind: 'pinDelay', seconds: parsed.value } : { kind: 'pinConcurrency', value: parsed.value });
   };
@@ -103,6 +140,7 @@ export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose,
   const openForm = (f: 'delay' | 'concurrency') => {
     setForm(f);
     setError(null);
+    setConfirm(null);
     const current = row ? (f === 'delay' ? cell(row, 'pinDelay') ?? cell(row, 'delay') : cell(row, 'pinConcurrency') ?? cell(row, 'concurrency')) : null;
     setText(current === null ? '' : String(current));
   };
@@ -126,8 +164,8 @@ export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose,
 
   const pinned = row !== undefined && (cell(row, 'pinDelay') !== null || cell(row, 'pinConcurrency') !== null);
   const backoff = row !== undefined && (cell(row, 'backoffLevel') > 0 || cell(row, 'state') === 'blocked');
-  const off = !live || busy || row === undefined;
-  const offTitle = live ? undefined : 'Slot controls act on a running crawl';
+  const off = !live || busy || row === undefined || !online;
+  const offTitle = !online ? OFFLINE_TITLE : live ? undefined : 'Slot controls act on a running crawl';
 
   return (
     <div ref={ref} className="row-menu" role="menu" aria-label={`Actions for slot ${slotKey}`} data-testid="row-menu" onKeyDown={onKeyDown}
@@ -135,9 +173,22 @@ export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose,
       <div className="row-menu-title" title={slotKey}>{slotKey}</div>
       <button type="button" role="menuitem" className="row-menu-item" disabled={off} title={offTitle} onClick={() => openForm('delay')}>
         Pin delay…
-        {row && cell(row, 'pinDelay') !== null && <span className="muted"> (now {cell(row, 'pinDelay')} s)</span>}
+        {row && cell(row, 'pinDelay') !== null && <span className="muted"> (now {formatSeconds(cell(row, 'pinDelay')!)})</span>}
       </button>
-      {form === 'delay' && <PinForm form="delay" slotKey={slotKey} text={text} setText={setText} onSubmit={submit} busy={busy} />}
+      {form === 'delay' && <PinForm form="delay" slotKey={slotKey} text={text} setText={(t) => { setText(t); setConfirm(null); }} onSubmit={submit} busy={busy} />}
+      {form === 'delay' && confirm && (
+        <div className="row-menu-confirm" role="alert" data-testid="pin-confirm">
+          <p>{confirm.why} Pin it anyway?</p>
+          <div className="toolbar">
+            <button type="button" className="btn btn-small btn-danger-solid" disabled={busy || !online} onClick={() => void run({ kind: 'pinDelay', seconds: confirm.seconds })}>
+              Pin {formatSeconds(confirm.seconds)}
+            </button>
+            <button type="button" className="btn btn-small" onClick={() => setConfirm(null)}>
+              Cancel
+            </button>
+          </div>
+        </div>
+      )}
       <button type="button" role="menuitem" className="row-menu-item" disabled={off} title={offTitle} onClick={() => openForm('concurrency')}>
         Pin concurrency…
         {row && cell(row, 'pinConcurrency') !== null && <span className="muted"> (now {cell(row, 'pinConcurrency')})</span>}

@@ -1,16 +1,17 @@
 // The virtualised slot grid: fixed-height rows, only the visible ones (plus an overscan) in the
-// DOM under a sticky header, so 10,000 slots scroll like 40; each row reads its own tuple.
+// DOM under a sticky header, so 10,000 slots scroll like 40; each row reads its own tuple. Columns
+// give way by priority when the grid is narrow, so the row actions always stay in view.
 
-import { memo, useCallback, useLayoutEffect, useRef, useState, type CSSProperties, type UIEvent } from 'react';
+import { Fragment, memo, useCallback, useLayoutEffect, useMemo, useRef, useState, type CSSProperties, type ReactNode, type UIEvent } from 'react';
 import type { SlotTuple } from '../../../../shared/contract';
 import { Badge } from '../../components/badge';
 import { CommandButton } from '../../components/command-button';
 import { cell, type HostClock, type SlotSort, type SlotTableStore, type SlotTableView, type SlotViewResult } from '../../store/slot-table-store';
 import { useStore } from '../../store/use-store';
 import { useApp } from '../app-context';
-import { DASH, formatCount, formatLatencyMs, formatStartIn } from '../format';
+import { DASH, formatCount, formatDelayCell, formatLatencyMs, formatSeconds, formatStartIn } from '../format';
 import { SLOT_STATE_TONE } from '../tones';
-import { causeSentence, causeWords, formatBytes, GRID_COLUMNS, GRID_TEMPLATE, type GridColumn } from './columns';
+import { causeSentence, causeWords, columnsWidth, fitColumns, formatBytes, GRID_COLUMNS, gridTemplate, type GridColumn } from './columns';
 
 /** Height of every row, px (the CSS says the same: .slot-row). */
 export const ROW_HEIGHT = 30;
@@ -27,6 +28,8 @@ export interface SlotGridProps {
   readonly table: SlotTableStore;
   readonly crawlId: number;
   readonly live: boolean;
+  /** The whole crawl is paused: every row says paused, and slot pause/resume waits for the crawl. */
+  readonly crawlPaused?: boolean;
   /** The slot whose actions menu is open, if any. */
   readonly menuKey: string | null;
   readonly onMenu: (slotKey: string, anchor: HTMLElement) => void;
@@ -39,7 +42,7 @@ interface VisibleRange {
   readonly rows: number;
 }
 
-export function SlotGrid({ table, crawlId, live, menuKey, onMenu, onScrolled }: SlotGridProps) {
+export function SlotGrid({ table, crawlId, live, crawlPaused = false, menuKey, onMenu, onScrolled }: SlotGridProps) {
   const view = table.view();
   const result = useStore(view, resultOf);
   const sort = useStore(view, sortOf);
@@ -50,6 +53,10 @@ export function SlotGrid({ table, crawlId, live, menuKey, onMenu, onScrolled }: 
   // The window follows the scroll position; the viewport height comes from a ResizeObserver, so
   // a scroll reads nothing but scrollTop, and a new sort or filter never forces a layout to look.
   const viewport = useRef({ height: 600, top: 0 });
+  // The columns that fit the grid's width (a new array only when the set changes).
+  const [width, setWidth] = useState(1200);
+  const shownIds = fitColumns(width).map((c) => c.id).join();
+  const columns = useMemo(() => GRID_COLUMNS.filter((c) => shownIds.split(',').includes(c.id)), [shownIds]);
   const measure = useCallback(() => {
     const { height, top } = viewport.current;
     const rows = Math.max(1, Math.ceil((height - HEAD_HEIGHT) / ROW_HEIGHT));
@@ -61,9 +68,13 @@ export function SlotGrid({ table, crawlId, live, menuKey, onMenu, onScrolled }: 
     const el = scrollRef.current;
     if (!el) return;
     viewport.current = { height: el.clientHeight, top: el.scrollTop };
+    setWidth(el.clientWidth);
     measure();
     const ro = new ResizeObserver((entries) => {
-      for (const e of entries) viewport.current = { ...viewport.current, height: e.contentRect.height };
+      for (const e of entries) {
+        viewport.current = { ...viewport.current, height: e.contentRect.height };
+        setWidth(Math.floor(e.contentRect.width));
+      }
       measure();
     });
     ro.observe(el);
@@ -100,19 +111,19 @@ export function SlotGrid({ table, crawlId, live, menuKey, onMenu, onScrolled }: 
   for (let i = start; i < end; i++) {
     const k = keys[i];
     rows.push(
-      <SlotRow key={i % ring} table={table} slotKey={k} index={i} crawlId={crawlId} live={live} pinned={i < result.pinnedShown}
+      <SlotRow key={i % ring} table={table} slotKey={k} index={i} crawlId={crawlId} live={live} crawlPaused={crawlPaused} columns={columns} pinned={i < result.pinnedShown}
         lastPinned={i === result.pinnedShown - 1 && i < keys.length - 1} menuOpen={menuKey === k} onMenu={onMenu} />,
     );
   }
-  const gridStyle = { '--slot-cols': GRID_TEMPLATE } as CSSProperties;
+  const gridStyle = { '--slot-cols': gridTemplate(columns), minWidth: columnsWidth(columns) } as CSSProperties;
 
   return (
     <div className="slot-grid-scroll" ref={scrollRef} onScroll={onScroll} role="grid" aria-label="Slots" aria-rowcount={keys.length + 1}
-      aria-colcount={GRID_COLUMNS.length} data-testid="slot-table" data-rows={keys.length}>
+      aria-colcount={columns.length} data-testid="slot-table" data-rows={keys.length} data-columns={columns.length}>
       <div className="slot-grid-inner" style={gridStyle}>
         <div role="rowgroup" className="slot-grid-head">
           <div role="row" aria-rowindex={1} className="slot-row slot-head-row">
-            {GRID_COLUMNS.map((c, i) => {
+            {columns.map((c, i) => {
               const active = c.sort !== undefined && c.sort === sort.column;
               return (
                 <div key={c.id} role="columnheader" aria-colindex={i + 1} className={`slot-cell ${c.align} col-${c.id}`} title={c.title}
@@ -139,9 +150,9 @@ export function SlotGrid({ table, crawlId, live, menuKey, onMenu, onScrolled }: 
             {rows}
           </div>
         </div>
-        {keys.length === 0 && (
+        {keys.length === 0 && result.total > 0 && (
           <div className="empty slot-none" data-testid="slot-none">
-            No slot matches the filter{result.total > 0 ? ` (${formatCount(result.total)} in the table)` : ''}.
+            No slot matches the filter ({formatCount(result.total)} in the table).
           </div>
         )}
       </div>
@@ -155,6 +166,9 @@ interface RowProps {
   readonly index: number;
   readonly crawlId: number;
   readonly live: boolean;
+  readonly crawlPaused: boolean;
+  /** The columns shown, in order. */
+  readonly columns: readonly GridColumn[];
   readonly pinned: boolean;
   readonly lastPinned: boolean;
   readonly menuOpen: boolean;
@@ -176,7 +190,7 @@ const SlotRow = memo(function SlotRow(p: RowProps) {
   return <SlotCells {...p} row={row} />;
 });
 
-function SlotCells({ row, table, index, crawlId, live, pinned, lastPinned, menuOpen, onMenu }: RowProps & { readonly row: SlotTuple }) {
+function SlotCells({ row, table, index, crawlId, live, crawlPaused, columns, pinned, lastPinned, menuOpen, onMenu }: RowProps & { readonly row: SlotTuple }) {
   const { commands } = useApp();
   const key = cell(row, 'key');
   const state = cell(row, 'state');
@@ -190,11 +204,11 @@ function SlotCells({ row, table, index, crawlId, live, pinned, lastPinned, menuO
   const backoff = cell(row, 'backoffLevel');
   const target = cell(row, 'target');
   const nextAt = cell(row, 'nextStartAt');
-  const pins = [pinDelay !== null ? `delay pinned at ${pinDelay} s` : null, pinConcurrency !== null ? `concurrency pinned at ${pinConcurrency}` : null]
+  const pins = [pinDelay !== null ? `delay pinned at ${formatSeconds(pinDelay)}` : null, pinConcurrency !== null ? `concurrency pinned at ${pinConcurrency}` : null]
     .filter((x) => x !== null).join(' · ');
   const cls = `slot-row${pinned ? ' pinned-row' : ''}${lastPinned ? ' last-pinned' : ''}${paused ? ' paused-row' : ''}${menuOpen ? ' menu-row' : ''}`;
-  return (
-    <div role="row" aria-rowindex={index + 2} className={cls} data-slot={key} data-state={state} data-pinned={pinned ? 'true' : undefined}>
+  const cells: Readonly<Record<string, ReactNode>> = {
+    pin: (
       <div role="gridcell" className="slot-cell center" data-col="pin">
         <button type="button" className={`row-pin${pinned ? ' on' : ''}`} aria-pressed={pinned}
           aria-label={pinned ? `Unpin slot ${key} from the top` : `Pin slot ${key} to the top`}
@@ -202,62 +216,100 @@ function SlotCells({ row, table, index, crawlId, live, pinned, lastPinned, menuO
           {pinned ? '★' : '☆'}
         </button>
       </div>
+    ),
+    key: (
       <div role="gridcell" className="slot-cell left slot-key" data-col="key" title={pins ? `${key} (${pins})` : key}>
         <span className="slot-key-text">{key}</span>
         {pins && <span className="pin">pinned</span>}
       </div>
+    ),
+    state: (
       <div role="gridcell" className="slot-cell left" data-col="state">
-        <Badge tone={SLOT_STATE_TONE[state]} title={state === 'blocked' ? 'blocked by Retry-After' : undefined}>{state}</Badge>
+        <Badge tone={SLOT_STATE_TONE[state]} title={state === 'blocked' ? 'blocked by Retry-After' : paused && crawlPaused ? 'the whole crawl is paused' : undefined}>{state}</Badge>
       </div>
+    ),
+    inflight: (
       <div role="gridcell" className="slot-cell num" data-col="inflight">
         {cell(row, 'inFlight')} / {cell(row, 'concurrency')}
       </div>
+    ),
+    target: (
       <div role="gridcell" className="slot-cell num muted-num" data-col="target">
         {target === null ? DASH : target}
       </div>
-      <div role="gridcell" className={`slot-cell num cause-${cause}`} data-col="delay" title={`${delay.toFixed(3)} s`}>
-        {delay.toFixed(2)}
+    ),
+    delay: (
+      <div role="gridcell" className={`slot-cell num cause-${cause}`} data-col="delay" title={delay < 60 ? `${delay.toFixed(3)} s` : `${formatSeconds(delay)} (${delay} s)`}>
+        {formatDelayCell(delay)}
       </div>
+    ),
+    cause: (
       <div role="gridcell" className={`slot-cell left cause-${cause}`} data-col="cause" title={causeSentence(row)}>
         {causeWords(row)}
       </div>
-      <div role="gridcell" className="slot-cell num" data-col="next">
+    ),
+    next: (
+      <div role="gridcell" className="slot-cell num" data-col="next" title={paused ? 'Nothing starts while paused' : undefined}>
         {paused || nextAt === null ? DASH : <StartIn clock={table.clock} at={nextAt} />}
       </div>
+    ),
+    latency: (
       <div role="gridcell" className="slot-cell num" data-col="latency">
         {formatLatencyMs(cell(row, 'lastLatency'))} <span className="muted">/ {formatLatencyMs(cell(row, 'avgLatency'))}</span>
       </div>
+    ),
+    requests: (
       <div role="gridcell" className="slot-cell num strong" data-col="requests">
         {formatCount(cell(row, 'requests'))}
       </div>
+    ),
+    s2xx: (
       <div role="gridcell" className="slot-cell num" data-col="s2xx">
         {formatCount(cell(row, 's2xx'))}
       </div>
+    ),
+    s3xx: (
       <div role="gridcell" className="slot-cell num" data-col="s3xx">
         {formatCount(cell(row, 's3xx'))}
       </div>
+    ),
+    s4xx: (
       <div role="gridcell" className="slot-cell num" data-col="s4xx">
         {formatCount(cell(row, 's4xx'))}
       </div>
+    ),
+    s5xx: (
       <div role="gridcell" className={`slot-cell num${s5xx > 0 ? ' bad-text' : ''}`} data-col="s5xx">
         {formatCount(s5xx)}
       </div>
+    ),
+    s429: (
       <div role="gridcell" className={`slot-cell num${s429 > 0 ? ' warn-text' : ''}`} data-col="s429">
         {formatCount(s429)}
       </div>
+    ),
+    backoff: (
       <div role="gridcell" className={`slot-cell num${backoff > 0 ? ' warn-text' : ''}`} data-col="backoff">
         {backoff}
       </div>
+    ),
+    queued: (
       <div role="gridcell" className="slot-cell num" data-col="queued">
         {formatCount(cell(row, 'queued'))}
       </div>
+    ),
+    bytes: (
       <div role="gridcell" className="slot-cell num" data-col="bytes" title={`${formatCount(cell(row, 'bytes'))} bytes`}>
         {formatBytes(cell(row, 'bytes'))}
       </div>
+    ),
+    action: (
       <div role="gridcell" className="slot-cell left action" data-col="action">
-        <CommandButton key={key} variant="small" disabled={!live} label={`${paused ? 'Resume' : 'Pause'} slot ${key}`}
+        {/* While the whole crawl is paused its rows say paused: a slot's own pause waits for the crawl's Resume. */}
+        <CommandButton key={key} variant="small" disabled={!live || crawlPaused} label={`${paused && !crawlPaused ? 'Resume' : 'Pause'} slot ${key}`}
+          title={crawlPaused ? 'The whole crawl is paused: resume it from the header' : undefined}
           onRun={() => commands.slot(paused ? 'resume' : 'pause', crawlId, key)}>
-          {paused ? 'Resume' : 'Pause'}
+          {paused && !crawlPaused ? 'Resume' : 'Pause'}
         </CommandButton>
         <button type="button" className="btn btn-small row-more" aria-label={`More actions for slot ${key}`} aria-haspopup="menu"
           aria-expanded={menuOpen} title="Pin delay or concurrency, clear pins, reset backoff, open history"
@@ -265,6 +317,11 @@ function SlotCells({ row, table, index, crawlId, live, pinned, lastPinned, menuO
           ⋯
         </button>
       </div>
+    ),
+  };
+  return (
+    <div role="row" aria-rowindex={index + 2} className={cls} data-slot={key} data-state={state} data-pinned={pinned ? 'true' : undefined}>
+      {columns.map((c) => <Fragment key={c.id}>{cells[c.id]}</Fragment>)}
     </div>
   );
 }
