@@ -42,6 +42,8 @@ export interface SpiderOptions {
   /** Scrapy settings; the bridge is enabled when slotscopeUrl is given. */
   readonly settings?: Record<string, unknown>;
   readonly slotscopeUrl?: string | null;
+  /** Host name -> loopback address (the test site's `resolve`), so Scrapy's slots are the host names. */
+  readonly resolve?: Readonly<Record<string, string>>;
   /** Milliseconds after which the spider is killed and `done` rejects (default 60 s). */
   readonly limitMs?: number;
 }
@@ -58,7 +60,7 @@ export function runSpider(o: SpiderOptions): SpiderRun {
     settings.SLOTSCOPE_URL = o.slotscopeUrl;
   }
   const config = join(dir, 'spider.json');
-  writeFileSync(config, JSON.stringify({ name: o.name ?? 'testsite', start_urls: o.startUrls, settings, stats_file: statsFile }));
+  writeFileSync(config, JSON.stringify({ name: o.name ?? 'testsite', start_urls: o.startUrls, settings, stats_file: statsFile, resolve: o.resolve ?? {} }));
   const env = { ...process.env, PYTHONPATH: [BRIDGE_DIR, process.env.PYTHONPATH].filter(Boolean).join(':'), PYTHONDONTWRITEBYTECODE: '1' };
   const child = spawn(PYTHON, [SPIDER, config], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
