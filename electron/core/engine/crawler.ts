@@ -536,7 +536,7 @@ export class Crawler {
           `robots.txt of ${req.origin} is larger than ${ROBOTS_MAX_BYTES} bytes (decompressed); only the rules in its first ${ROBOTS_MAX_BYTES} bytes ` +
           'were read and are obeyed (RFC 9309 2.5), the rest was not downloaded');
       }
-      rules = parseRobots(req.origin, text);
+      rules = parseRobots(req.origin, text, this.settings.USER_AGENT);
     } else if (outcome === 'parse' && res.decodeError !== null) {
       this.event('warning', 'decode-failed', req.slotKey, `robots.txt of ${req.origin}: ${res.decodeError}; crawling it as if it allowed everything`);
     } else if (outcome === 'retry') {
