@@ -317,9 +317,9 @@ export async function createCore(o: CoreOptions): Promise<Core> {
   function slotAction(p: { id: number; slot: string }, act: (c: Crawler) => void): SlotTuple {
     const l = live(p.id);
     // Only a slot the crawl has: a made-up key would become a slot of its own, kept for good once paused or pinned.
-    if (!l.crawler.slot(p.slot)) {
+    if (!l.crawler.hasSlot(p.slot)) {
       const key = JSON.stringify(p.slot.length > 100 ? `${p.slot.slice(0, 97)}...` : p.slot);
-      fail('not-found', `slot ${key} does not exist in crawl ${p.id} (it has no request queued, waiting or in flight now)`, 'slot');
+      fail('not-found', `slot ${key} does not exist in crawl ${p.id} (the crawl has never had a request for it)`, 'slot');
     }
     try {
       act(l.crawler);

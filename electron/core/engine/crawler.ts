@@ -341,6 +341,11 @@ export class Crawler {
     return this.scheduler.existingSlot(key);
   }
 
+  /** Whether the crawl has this slot, a long-idle one included (its actions wake it). */
+  hasSlot(key: string): boolean {
+    return this.scheduler.knows(key);
+  }
+
   slots(): IterableIterator<Slot> {
     return this.scheduler.allSlots();
   }

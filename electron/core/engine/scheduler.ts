@@ -101,6 +101,11 @@ export class Scheduler {
     return this.slots.get(key);
   }
 
+  /** Whether the crawl has seen this slot: in the working set, or cleaned up after a long idle. */
+  knows(key: string): boolean {
+    return this.slots.has(key) || this.dormant.has(key);
+  }
+
   allSlots(): IterableIterator<Slot> {
     return this.slots.values();
   }
