@@ -3,10 +3,11 @@
 // Resume, the page while its host is gone, the seeds asked for by Duplicate of an import, and a
 // delay pin that asks first. Saved to .tmp/screenshots (docs/screenshots with SLOTSCOPE_UPDATE_SCREENSHOTS=1).
 
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import {
-  assertNoPageErrors, ensureScreenshotsDir, numberOf, openPage, ROOT, runTests, slotCell, slotRow, startStack, test, waitFor, waitForText,
+  assertNoPageErrors, ensureScreenshotsDir, numberOf, openPage, ROOT, runTests, SCREENSHOTS_DIR, slotCell, slotRow, startStack, test, waitFor, waitForText,
 } from './harness';
 
 const HOSTS = {
@@ -20,11 +21,20 @@ const HOSTS = {
 };
 const WIDTHS = [1024, 1280] as const;
 
+/** The shots the README shows (docs/screenshots with SLOTSCOPE_UPDATE_SCREENSHOTS=1); every other one goes to .tmp/screenshots only. */
+const IN_DOCS: Readonly<Record<string, readonly number[]>> = {
+  'traps-console': [1024], 'traps-paused': [1024], 'traps-stop-confirm': [1280], 'traps-pin-confirm': [1280],
+  'traps-duplicate-seeds': [1280], 'traps-disconnected': [1024],
+};
+
 /** One state at both widths, light and dark: `<name>-<width>-<scheme>.png`. */
 async function shoot(page: Page, name: string, log: (l: string) => void): Promise<void> {
-  const dir = ensureScreenshotsDir();
+  const docs = ensureScreenshotsDir();
+  const tmp = join(ROOT, '.tmp', 'screenshots');
+  mkdirSync(tmp, { recursive: true });
   for (const width of WIDTHS) {
     await page.setViewportSize({ width, height: width === 1024 ? 768 : 800 });
+    const dir = IN_DOCS[name]?.includes(width) ? docs : tmp;
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.mouse.move(width - 10, 5);
@@ -34,7 +44,7 @@ async function shoot(page: Page, name: string, log: (l: string) => void): Promis
   }
   await page.emulateMedia({ colorScheme: 'light' });
   await page.setViewportSize({ width: 1280, height: 800 });
-  log(`saved ${name}-{1024,1280}-{light,dark}.png in ${dir}`);
+  log(`saved ${name}-{1024,1280}-{light,dark}.png (${IN_DOCS[name] ? `${IN_DOCS[name].join(' and ')} px in ${SCREENSHOTS_DIR}, the rest` : 'all'} in ${tmp})`);
 }
 
 test('screenshots of the traps fixed, at 1024 and 1280 px, light and dark', async (t) => {
