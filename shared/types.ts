@@ -136,7 +136,7 @@ export type EventKind = (typeof EVENT_KINDS)[number];
 export const WARNING_CODES = [
   'target-above-concurrency', 'max-below-floor', 'global-below-domain', 'delayed-requests', 'delay-at-max', 'delay-makes-concurrency-1',
   'concurrency-below-target', 'fast-errors', 'soft-block', 'cdn-cache', 'crawl-delay-overridden', 'crawl-delay-capped', 'plugin-error',
-  'seed-line', 'robots-retry', 'robots-unavailable', 'decode-failed',
+  'seed-line', 'robots-retry', 'robots-unavailable', 'decode-failed', 'download-warnsize', 'robots-truncated',
 ] as const;
 
 export type WarningCode = (typeof WARNING_CODES)[number];

@@ -18,7 +18,8 @@ describe('settings schema', () => {
     expect(DEFAULT_SETTINGS.RETRY_TIMES).toBe(2);
     expect(DEFAULT_SETTINGS.RETRY_HTTP_CODES).toEqual([500, 502, 503, 504, 522, 524, 408, 429]);
     expect(DEFAULT_SETTINGS.RETRY_PRIORITY_ADJUST).toBe(-1);
-    expect(SETTINGS_SCHEMA).toHaveLength(34);
+    expect(DEFAULT_SETTINGS.DOWNLOAD_WARNSIZE).toBe(32 * 1024 ** 2);
+    expect(SETTINGS_SCHEMA).toHaveLength(35);
     for (const s of SETTINGS_SCHEMA) {
       expect(s.label.length, s.name).toBeGreaterThan(3);
       expect(s.help.length, s.name).toBeGreaterThan(10);
