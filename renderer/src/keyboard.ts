@@ -70,7 +70,8 @@ export function useCrawlShortcuts(app: AppState, crawlId: number, showSlots: () 
       if (e.key === ' ' || e.code === 'Space') {
         if (spaceActivates(target)) return;
         e.preventDefault(); // no page scroll
-        if (e.repeat) return;
+        // Nothing is sent while the host is gone (the page says so; the buttons are off too).
+        if (e.repeat || !app.stores.connection.online()) return;
         const status = app.stores.crawls.crawl(id)?.status;
         if (status === 'running') void app.commands.crawl('pause', id);
         else if (status === 'paused') void app.commands.crawl('resume', id);

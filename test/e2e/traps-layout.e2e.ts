@@ -93,7 +93,9 @@ test('the crawl list\'s sticky header never covers the selected crawl', async (t
     const visibleUnderHead = async (id: number) => page.evaluate(`(() => {
       const box = document.querySelector('.crawl-list-scroll').getBoundingClientRect();
       const head = document.querySelector('.crawl-list-scroll thead th').getBoundingClientRect();
-      const row = document.querySelector('[data-testid="crawl-list"] tr[data-crawl="${id}"]').getBoundingClientRect();
+      const el = document.querySelector('[data-testid="crawl-list"] tr[data-crawl="${id}"]');
+      if (!el) return { ok: false, row: null, head: head.bottom, box: [box.top, box.bottom] };
+      const row = el.getBoundingClientRect();
       return { ok: row.top >= head.bottom - 1 && row.bottom <= box.bottom + 1, row: [row.top, row.bottom], head: head.bottom, box: [box.top, box.bottom] };
     })()`) as Promise<{ ok: boolean }>;
 

@@ -87,6 +87,10 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
   // paused, when this page saw it happen).
   const now = useSecondTick(started !== null && finished === null && status === 'running' && online);
   const pausedAt = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.pausedSince(crawlId), [crawlId]));
+  // A crawl that ended while Stop's question was open has nothing left to stop: the question goes.
+  useEffect(() => {
+    if (confirming === 'stop' && !can.stop(status)) setConfirming(null);
+  }, [confirming, status]);
   if (!info) return null;
   const run = (command: 'start' | 'pause' | 'resume' | 'stop') => () => commands.crawl(command, crawlId);
   const classes = byClass(stats?.byStatus);
