@@ -223,8 +223,9 @@ export class ScrapyCrawls {
       if (e instanceof BadBatch) return { status: 400, body: { ok: false, error: `batch refused, nothing of it applied: ${e.message}` } };
       throw e;
     }
+    // While the history cannot take more (a store fault, or too much waiting), the spider keeps its records and retries.
     const block = this.o.writer.blocked;
-    if (block && block.kind !== 'behind') return { status: 503, body: { ok: false, error: `the history cannot be written: ${block.text}` } };
+    if (block) return { status: 503, body: { ok: false, error: `the history cannot take more now: ${block.text}` } };
     let crawl = this.bySession.get(batch.session);
     if (!crawl) {
       if (!batch.open) {

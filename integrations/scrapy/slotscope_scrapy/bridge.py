@@ -129,7 +129,7 @@ class SlotscopeBridge:
         self.endpoint = endpoint
         s = crawler.settings
         self.interval = s.getfloat("SLOTSCOPE_INTERVAL", 0.25)
-        self.buffer_size = s.getint("SLOTSCOPE_BUFFER", 100000)
+        self.buffer_size = s.getint("SLOTSCOPE_BUFFER", 50000)
         self.close_timeout = s.getfloat("SLOTSCOPE_CLOSE_TIMEOUT", 5.0)
         self.version = _version_tuple()
         self.spider = None

@@ -31,7 +31,7 @@ def _json_default(o):
 
 
 class Sender(threading.Thread):
-    def __init__(self, endpoint, session, open_info, on_commands, interval=0.25, buffer_size=100000, user_agent="slotscope-scrapy"):
+    def __init__(self, endpoint, session, open_info, on_commands, interval=0.25, buffer_size=50000, user_agent="slotscope-scrapy"):
         super().__init__(name="slotscope-sender", daemon=True)
         self.endpoint = endpoint
         self.session = session
