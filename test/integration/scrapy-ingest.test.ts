@@ -4,9 +4,13 @@
 
 import { request } from 'node:http';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import { openHistoryReader } from '../../electron/core/store/queries';
+import { openHistoryWriter } from '../../electron/core/store/history-writer';
 import { RESPONSE_FIELDS, SLOT_FIELDS } from '../../electron/core/scrapy/ingest-wire';
-import { defer, ensureBuilt, sleep } from './helpers';
+import { ScrapyCrawls, SILENCE_MS } from '../../electron/core/scrapy/scrapy-crawls';
+import type { AppEvents, EventName } from '../../shared/contract';
+import { defer, ensureBuilt, freshDir, sleep, waitFor } from './helpers';
 import { startHost, type Host } from './scrapy-helpers';
 
 beforeAll(ensureBuilt, 180_000);
@@ -169,5 +173,28 @@ describe('POST /ingest/scrapy', () => {
     expect(closeEvent).toMatchObject({ kind: 'warning' });
     expect(closeEvent?.text).toContain('3 records could not be sent');
     await expect(host.call('crawls.resume', { id })).rejects.toThrow('run `scrapy crawl quotes` again');
+  });
+  it('shows a spider that went silent as interrupted, and lets it be deleted; if it reports again it opens a new crawl', async () => {
+    const writer = await openHistoryWriter(join(freshDir('slotscope-scrapy-silent-'), 'history.sqlite'));
+    defer(() => writer.close());
+    let clock = T;
+    const statuses: string[] = [];
+    const emit = <E extends EventName>(event: E, payload: AppEvents[E]) => {
+      if (event === 'crawl.status') statuses.push((payload as AppEvents['crawl.status']).stats.status);
+    };
+    const crawls = new ScrapyCrawls({ writer, emit, listChanged: () => undefined, stored: () => undefined, now: () => clock });
+    defer(() => crawls.close());
+    const opened = await crawls.ingest({ v: 1, session: SESSION, seq: 1, open: OPEN, responses: [response('/a', T)] });
+    const id = (opened.body as { crawlId: number }).crawlId;
+    expect(crawls.info(id)?.status).toBe('running');
+    clock += SILENCE_MS + 1000;
+    await waitFor(() => crawls.info(id)?.status === 'interrupted', 'the silent crawl to be interrupted', 5000);
+    expect(statuses).toContain('interrupted');
+    await expect(crawls.route('crawls.pause', { id })!).rejects.toThrow('the spider has not reported for 16 s');
+    expect(crawls.route('crawls.delete', { id })).toBeUndefined();
+    expect(crawls.info(id)).toBeUndefined();
+    expect((await crawls.ingest({ v: 1, session: SESSION, seq: 2, responses: [] })).status).toBe(409);
+    const again = await crawls.ingest({ v: 1, session: SESSION, seq: 2, open: OPEN });
+    expect((again.body as { crawlId: number }).crawlId).not.toBe(id);
   });
 });

@@ -493,19 +493,22 @@ export class ScrapyCrawls {
     if (id === undefined) return undefined;
     const live = this.byId.get(id);
     if (!live) {
+      // A stored Scrapy crawl answers like any crawl, but cannot be run again by Slotscope.
+      if (method !== 'crawls.start' && method !== 'crawls.resume' && method !== 'crawls.duplicate') return undefined;
       const c = this.o.stored(id);
       if (!c || !isScrapyConfig(c.config)) return undefined;
       const spider = (c.config as { scrapy: { spider?: string } }).scrapy.spider ?? c.name;
       const again = `it was run by the Scrapy spider ${JSON.stringify(spider)}: run \`scrapy crawl ${spider}\` again for a new crawl (Slotscope cannot run a Scrapy spider)`;
-      switch (method) {
-        case 'crawls.start':
-        case 'crawls.resume':
-          return Promise.reject(new ScrapyCrawlError({ code: 'conflict', message: `crawl ${id} is ${c.status}; ${again}`, field: 'id' }));
-        case 'crawls.duplicate':
-          return Promise.reject(new ScrapyCrawlError({ code: 'conflict', message: `crawl ${id} cannot be duplicated: ${again}`, field: 'id' }));
-        default:
-          return undefined;
-      }
+      return Promise.reject(new ScrapyCrawlError(method === 'crawls.duplicate'
+        ? { code: 'conflict', message: `crawl ${id} cannot be duplicated: ${again}`, field: 'id' }
+        : { code: 'conflict', message: `crawl ${id} is ${c.status}; ${again}`, field: 'id' }));
+    }
+    if (method === 'crawls.delete' && live.status === 'interrupted') {
+      // A spider that went silent (killed) can be deleted; if it reports again, it opens a new crawl.
+      this.byId.delete(id);
+      this.bySession.delete(live.session);
+      live.closed = true;
+      return undefined;
     }
     const handler = (this.handlers as Partial<Record<Method, (c: ScrapyCrawl, p: unknown) => unknown>>)[method];
     if (!handler) return undefined;
