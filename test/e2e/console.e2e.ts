@@ -73,8 +73,9 @@ test('loads with the token URL, starts the crawl, shows a live row per host unti
 
 test('a refused command shows the host\'s error in the message line', async (t) => {
   const stack = await startStack(t, { hosts: { 'fast.test': HOSTS['fast.test'] } }, [
-    { name: 'broken plug-in', settings: { THROTTLING_MANAGER: './no-such-throttling-manager.mjs' } },
-  ]);
+    // A module inside the data folder's plugins/ (the only place the app may name) that throws when loaded: Start fails.
+    { name: 'broken plug-in', settings: { THROTTLING_MANAGER: 'broken-manager.mjs' } },
+  ], { plugins: { 'broken-manager.mjs': "throw new Error('this plug-in is broken');\n" } });
   const p = await openPage(t, stack.server.url);
   const { page } = p;
   await waitForText(page.getByTestId('crawl-status'), 'created');

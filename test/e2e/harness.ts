@@ -1,7 +1,7 @@
 // The browser end-to-end tier's own small runner and fixtures: each test gets the real test site,
 // the real core on a fresh SQLite file, the real browser host and the built renderer in Chromium.
 
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -185,6 +185,8 @@ export interface Stack {
 export interface StackOptions {
   /** What the browser host serves instead of the core itself (e.g. the core plus a slot feed). */
   readonly dispatcher?: (core: Core, crawlIds: readonly number[]) => Dispatcher;
+  /** Files to put in the data folder's plugins/ (name → source) before the crawls are created. */
+  readonly plugins?: Readonly<Record<string, string>>;
 }
 
 /** The test site (log kept), a core on a fresh database with the crawls created, and the browser host. */
@@ -196,6 +198,9 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
   const siteStartedAt = site.startedAt;
   t.defer(() => site.close());
   const dbFile = join(dir, 'e2e.sqlite');
+  // The data folder's plug-ins folder: the only place a THROTTLING_MANAGER set from the app may name.
+  mkdirSync(join(dir, 'plugins'));
+  for (const [name, source] of Object.entries(opts.plugins ?? {})) writeFileSync(join(dir, 'plugins', name), source);
   const core = await createCore({ db: dbFile });
   t.defer(() => core.close());
   const call = async <T>(method: string, params: unknown): Promise<T> => {
