@@ -9,6 +9,7 @@ import { App } from './views/app';
 import { AppContext } from './views/app-context';
 import './styles.css';
 import './history.css';
+import './requests.css';
 
 const app = createAppState(pickTransport(window));
 const root = document.getElementById('root');

@@ -346,6 +346,18 @@ export class Crawler {
     return this.scheduler.knows(key);
   }
 
+  /** The first `limit` requests waiting in a slot's queue, in the order the slot will start them, and how many wait in all. */
+  queueOf(key: string, limit: number): { readonly queued: number; readonly items: readonly CrawlRequest[] } {
+    const slot = this.scheduler.existingSlot(key);
+    if (!slot) return { queued: 0, items: [] };
+    const items: CrawlRequest[] = [];
+    for (const r of slot.queue) {
+      if (items.length >= limit) break;
+      items.push(r);
+    }
+    return { queued: slot.queue.size, items };
+  }
+
   slots(): IterableIterator<Slot> {
     return this.scheduler.allSlots();
   }
@@ -703,6 +715,7 @@ export class Crawler {
       errorMessage: res.errorMessage,
       depth: req.depth,
       contentType,
+      attempt: req.retries,
     };
     this.sinks.onResponse?.(record);
     // AUTOTHROTTLE_DEBUG: the line is a rendering of the record, as the debug-log export renders it.

@@ -27,8 +27,10 @@ export const R_DELAY_CAUSE = 16;
 export const R_ERROR_KIND = 17;
 export const R_ERROR_MESSAGE = 18;
 export const R_CONTENT_TYPE = 19;
+/** Retries before this attempt (ResponseRecord.attempt, 0 when absent). */
+export const R_ATTEMPT = 20;
 /** Numbers per response row. */
-export const RESPONSE_STRIDE = 20;
+export const RESPONSE_STRIDE = 21;
 
 // --- Frontier (crash-safe resume) ------------------------------------------------------------
 /** Column offsets of one frontier op in FrontierBatch.nums. */

@@ -10,7 +10,7 @@ import { countStatus, SeriesAggregator } from './aggregates';
 import { currentThreadId } from './thread-priority';
 import { RetentionPruner, PRUNE_INTERVAL_MS, mergeRetention, readRetention, writeRetention } from './retention';
 import {
-  R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
+  R_ATTEMPT, R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
   R_DOWNLOAD_TIME, R_ERROR_KIND, R_ERROR_MESSAGE, R_IN_FLIGHT, R_LATENCY, R_METHOD, R_REUSED, R_SLOT,
   R_STARTED_AT, R_STATUS, R_T, R_WAIT_MS, RESPONSE_STRIDE, F_CRAWL, FRONTIER_STRIDE,
 } from './history-protocol';
@@ -42,6 +42,10 @@ class Acc {
   /** delay_cause and backoff_level of the latest row (slot_stats only). */
   lastCause: string | null = null;
   lastBackoff: number | null = null;
+  /** Retried attempts, robots.txt fetches and the deepest page (slot_stats only: the Scrapy stats' figures). */
+  retries = 0;
+  robots = 0;
+  depthMax = 0;
   delaySum = 0;
   bytes = 0;
 
@@ -142,8 +146,8 @@ class HistoryStore {
     this.insertResponse = db.prepare(
       `INSERT INTO responses (crawl_id, slot_id, t, started_at, wait_ms, url, method, status, latency, download_time,
          bytes, in_flight, delay_before, delay_after, delay_cause, backoff_level, reused, error_kind, error_message,
-         depth, content_type)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         depth, content_type, attempt)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     );
     this.insertChange = db.prepare(
       `INSERT INTO changes (crawl_id, t, slot_id, setting, source, old_json, new_json) VALUES (?, ?, ?, ?, ?, ?, ?)`,
@@ -156,8 +160,9 @@ class HistoryStore {
     );
     this.upsertSlotStats = db.prepare(
       `INSERT INTO slot_stats (crawl_id, slot_id, requests, responses, s2xx, s3xx, s4xx, s5xx, s429, failures,
-         latency_sum, latency_n, last_latency, last_latency_t, last_delay, last_t, bytes, last_cause, last_backoff)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         latency_sum, latency_n, last_latency, last_latency_t, last_delay, last_t, bytes, last_cause, last_backoff,
+         retries, robots, depth_max)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (crawl_id, slot_id) DO UPDATE SET
          requests = requests + excluded.requests, responses = responses + excluded.responses,
          s2xx = s2xx + excluded.s2xx, s3xx = s3xx + excluded.s3xx, s4xx = s4xx + excluded.s4xx,
@@ -173,7 +178,8 @@ class HistoryStore {
          last_cause = CASE WHEN excluded.last_t >= last_t THEN excluded.last_cause ELSE last_cause END,
          last_backoff = CASE WHEN excluded.last_t >= last_t THEN excluded.last_backoff ELSE last_backoff END,
          last_t = max(last_t, excluded.last_t),
-         bytes = bytes + excluded.bytes`,
+         bytes = bytes + excluded.bytes,
+         retries = retries + excluded.retries, robots = robots + excluded.robots, depth_max = max(depth_max, excluded.depth_max)`,
     );
     this.upsertStatus = db.prepare(
       `INSERT INTO status_counts (crawl_id, status, n) VALUES (?, ?, ?)
@@ -383,7 +389,7 @@ class HistoryStore {
         status, latency, nul(nums[o + R_DOWNLOAD_TIME]), bytes, nums[o + R_IN_FLIGHT],
         nums[o + R_DELAY_BEFORE], delayAfter, dict[nums[o + R_DELAY_CAUSE]], nums[o + R_BACKOFF_LEVEL],
         nul(nums[o + R_REUSED]), errorKind, str(nums[o + R_ERROR_MESSAGE]), nums[o + R_DEPTH],
-        str(nums[o + R_CONTENT_TYPE]),
+        str(nums[o + R_CONTENT_TYPE]), nums[o + R_ATTEMPT],
       ).lastInsertRowid as number;
       const failed = errorKind !== null;
       const a = acc(stats, crawlId, slotId);
@@ -392,6 +398,9 @@ class HistoryStore {
         a.lastCause = dict[nums[o + R_DELAY_CAUSE]];
         a.lastBackoff = nums[o + R_BACKOFF_LEVEL];
       }
+      if (nums[o + R_ATTEMPT] > 0) a.retries++;
+      if (urls[i].endsWith('/robots.txt')) a.robots++;
+      else if (nums[o + R_DEPTH] > a.depthMax) a.depthMax = nums[o + R_DEPTH];
       this.series.add(responseId, crawlId, slotId, t, status, latency, failed, delayAfter, bytes, nums[o + R_IN_FLIGHT]);
       if (status !== null) {
         const key = `${crawlId}|${status}`;
@@ -405,6 +414,7 @@ class HistoryStore {
       this.upsertSlotStats.run(
         a.crawlId, a.slotId, a.requests, a.responses, a.s2xx, a.s3xx, a.s4xx, a.s5xx, a.s429, a.failures,
         a.latencySum, a.latencyN, a.lastLatency, a.lastLatencyT, a.lastDelay, a.lastT, a.bytes, a.lastCause, a.lastBackoff,
+        a.retries, a.robots, a.depthMax,
       );
     }
     this.series.maybeWrite();

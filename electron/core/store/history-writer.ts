@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ChangeRecord, CrawlStatus, EventRecord, ResponseRecord } from '../../../shared/types';
 import {
-  R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
+  R_ATTEMPT, R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
   R_DOWNLOAD_TIME, R_ERROR_KIND, R_ERROR_MESSAGE, R_IN_FLIGHT, R_LATENCY, R_METHOD, R_REUSED, R_SLOT,
   R_STARTED_AT, R_STATUS, R_T, R_WAIT_MS, RESPONSE_STRIDE,
 } from './history-protocol';
@@ -400,6 +400,7 @@ export class HistoryWriter extends EventEmitter {
     a[o + R_BACKOFF_LEVEL] = r.backoffLevel;
     a[o + R_REUSED] = r.reused == null ? NaN : r.reused ? 1 : 0;
     a[o + R_DEPTH] = r.depth;
+    a[o + R_ATTEMPT] = r.attempt ?? 0;
     a[o + R_SLOT] = this.intern(r.slot);
     a[o + R_METHOD] = this.intern(r.method);
     a[o + R_DELAY_CAUSE] = this.intern(r.delayCause);

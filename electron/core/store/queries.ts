@@ -5,7 +5,9 @@ import type {
   ChangeName, ChangeRecord, ChangeSource, CrawlStatus, CrawlSummary, DelayCause, EventKind, EventRecord, FailureKind, ResponseRecord,
 } from '../../../shared/types';
 import { openDatabase, timed } from './database';
-import type { HistoryPoint, RetentionSettings, ScatterPoint } from '../../../shared/contract';
+import type { HistoryPoint, QueuedRequest, RequestPage, RetentionSettings, ScatterPoint, ScrapyStats } from '../../../shared/contract';
+import { createRequestReader, type RequestQuery } from './request-queries';
+import { createScrapyStatsReader } from './scrapy-stats';
 import { LEVELS, registerSeriesFunctions } from './aggregates';
 import { readRetention } from './retention';
 
@@ -153,6 +155,12 @@ export interface HistoryReader {
   responsePage(crawlId: number, after: readonly [number, number], limit: number, slot?: string): NumberedResponse[];
   /** The database's retention settings. */
   retention(): RetentionSettings;
+  /** A page of the Requests tab (store/request-queries.ts). */
+  requestPage(crawlId: number, query: RequestQuery): RequestPage;
+  /** The pending URLs of a saved frontier whose host is `slot` (store/request-queries.ts). */
+  savedQueue(crawlId: number, slot: string, limit: number): { readonly queued: number; readonly items: readonly QueuedRequest[] };
+  /** The crawl's figures under Scrapy's stats names (store/scrapy-stats.ts); `now` ends a crawl still going. */
+  scrapyStats(crawlId: number, now: number): ScrapyStats;
   close(): void;
 }
 
@@ -315,6 +323,8 @@ export function openHistoryReader(file: string): HistoryReader {
      FROM slot_stats st JOIN slots s ON s.id = st.slot_id WHERE st.crawl_id = ? ORDER BY s.key`,
   );
   const slotId = db.prepare(`SELECT id FROM slots WHERE crawl_id = ? AND key = ?`).pluck();
+  const requests = createRequestReader(db);
+  const scrapyStats = createScrapyStatsReader(db);
 
   // Every time-ordered query binds (crawl, [slot id,] from, to, limit).
   const responsesFrom = `SELECT ${RESPONSE_COLUMNS} FROM responses r JOIN slots s ON s.id = r.slot_id WHERE r.crawl_id = ?`;
@@ -595,6 +605,12 @@ export function openHistoryReader(file: string): HistoryReader {
       }),
 
     retention: () => readRetention(db),
+
+    requestPage: (crawlId, q) => requests.page(crawlId, q),
+
+    savedQueue: (crawlId, slot, limit) => requests.savedQueue(crawlId, slot, limit),
+
+    scrapyStats: (crawlId, now) => scrapyStats(crawlId, now),
 
     close: () => db.close(),
   };

@@ -3,8 +3,8 @@
 
 import type { HistoryReader } from './queries';
 
-/** The reads that go to the worker: the charts' and the log's. */
-export const READ_METHODS = ['history', 'scatter', 'events', 'changes', 'slotSummaries'] as const;
+/** The reads that go to the worker: the charts', the log's, the Requests tab's and the stats panel's. */
+export const READ_METHODS = ['history', 'scatter', 'events', 'changes', 'slotSummaries', 'requestPage', 'savedQueue', 'scrapyStats'] as const;
 export type ReadMethod = (typeof READ_METHODS)[number];
 
 export interface ReadWorkerInit {

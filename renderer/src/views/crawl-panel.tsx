@@ -1,7 +1,7 @@
-// The selected crawl: its header (status, commands, live figures) over one of three views: the
-// live slot table, its settings with their changes, or its warnings. Opening a crawl fetches once.
+// The selected crawl: its header (status, commands, live figures) over its views in tabs (arrow keys
+// move between them): slots, requests, charts, log, stats, settings, warnings. Opening a crawl fetches once.
 
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { CrawlLogStore } from '../store/crawl-log-store';
 import { useStore } from '../store/use-store';
 import { useCrawlShortcuts } from '../keyboard';
@@ -11,11 +11,12 @@ import { CompareTab } from './history/compare-tab';
 import { HistoryTab } from './history/history-tab';
 import { LogView } from './log/log-view';
 import { OverviewTab } from './overview/overview-tab';
+import { RequestsTab, type RequestsMode } from './requests/requests-tab';
 import { SettingsPanel } from './settings-panel';
 import { SlotTable } from './slot-table';
 import { WarningsPanel } from './warnings-panel';
 
-type Tab = 'slots' | 'overview' | 'history' | 'compare' | 'log' | 'settings' | 'warnings';
+type Tab = 'slots' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'settings' | 'warnings';
 const warningCount = (s: CrawlLogStore) => s.warnings().length;
 
 export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCrawl?: (crawlId: number) => void }) {
@@ -24,9 +25,18 @@ export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCr
   const [tab, setTab] = useState<Tab>('slots');
   // The slot the History tab shows (set by the slot table's "Open history"), kept across tab switches.
   const [historySlot, setHistorySlot] = useState<string | null>(null);
-  const openHistory = (slot: string) => {
+  // A moment to show in the History tab (a request's "Show in history"), with a sequence so the same moment can be asked twice.
+  const [historyFocus, setHistoryFocus] = useState<{ readonly t: number; readonly seq: number } | null>(null);
+  const openHistory = (slot: string, t?: number) => {
     setHistorySlot(slot);
+    setHistoryFocus(t === undefined ? null : (f) => ({ t, seq: (f?.seq ?? 0) + 1 }));
     setTab('history');
+  };
+  // Where the Requests tab opens (a slot row's "Show queue").
+  const [requestsAt, setRequestsAt] = useState<{ readonly slot?: string; readonly mode?: RequestsMode; readonly seq: number }>({ seq: 0 });
+  const openRequests = (slot: string, mode: RequestsMode) => {
+    setRequestsAt((r) => ({ slot, mode, seq: r.seq + 1 }));
+    setTab('requests');
   };
   // Space pauses/resumes this crawl; `/` brings up the slot table and focuses its filter.
   useCrawlShortcuts(app, crawlId, () => setTab('slots'));
@@ -38,17 +48,30 @@ export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCr
   useEffect(() => app.transport.subscribe('app.command', (p) => {
     if (p.command === 'export') setTab('log');
   }), [app.transport]);
+  const tabList = useRef<HTMLDivElement>(null);
   const tabButton = (id: Tab, label: string) => (
-    <button type="button" role="tab" id={`tab-${id}`} aria-selected={tab === id} aria-controls="crawl-tabpanel"
-      className={`tab${tab === id ? ' active' : ''}`} onClick={() => setTab(id)}>
+    <button type="button" role="tab" id={`tab-${id}`} aria-selected={tab === id} aria-controls="crawl-tabpanel" tabIndex={tab === id ? 0 : -1}
+      className={`tab${tab === id ? ' active' : ''}`} onClick={() => setTab(id)} data-tab={id}>
       {label}
     </button>
   );
+  // The tab list is one stop for Tab; the arrow keys, Home and End move between the tabs (WAI-ARIA tabs pattern).
+  const onTabKey = (e: KeyboardEvent<HTMLDivElement>) => {
+    const buttons = [...(tabList.current?.querySelectorAll<HTMLButtonElement>('[role="tab"]') ?? [])];
+    const i = buttons.findIndex((b) => b.dataset.tab === tab);
+    const next = e.key === 'ArrowRight' ? i + 1 : e.key === 'ArrowLeft' ? i - 1 : e.key === 'Home' ? 0 : e.key === 'End' ? buttons.length - 1 : null;
+    if (next === null || buttons.length === 0) return;
+    e.preventDefault();
+    const b = buttons[(next + buttons.length) % buttons.length];
+    setTab(b.dataset.tab as Tab);
+    b.focus();
+  };
   return (
     <section className="panel crawl-panel" aria-label="Selected crawl" data-testid="crawl-panel" data-crawl={crawlId}>
       <CrawlHeader crawlId={crawlId} onShowWarnings={() => setTab('warnings')} onOpenCrawl={onOpenCrawl} />
-      <div className="tabs" role="tablist" aria-label="Crawl views">
+      <div className="tabs" role="tablist" aria-label="Crawl views" ref={tabList} onKeyDown={onTabKey}>
         {tabButton('slots', 'Slots')}
+        {tabButton('requests', 'Requests')}
         {tabButton('overview', 'Overview')}
         {tabButton('history', 'History')}
         {tabButton('compare', 'Compare')}
@@ -58,8 +81,9 @@ export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCr
       </div>
       <div className="tab-body" id="crawl-tabpanel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
         {tab === 'slots' && <SlotTable table={table} crawlId={crawlId} onOpenHistory={openHistory} />}
+        {tab === 'requests' && <RequestsTab key={requestsAt.seq} crawlId={crawlId} initial={requestsAt} onOpenHistory={openHistory} />}
         {tab === 'overview' && <OverviewTab crawlId={crawlId} onOpenSlot={openHistory} />}
-        {tab === 'history' && <HistoryTab crawlId={crawlId} slot={historySlot} onSlot={setHistorySlot} />}
+        {tab === 'history' && <HistoryTab crawlId={crawlId} slot={historySlot} focus={historyFocus} onSlot={(s) => { setHistorySlot(s); setHistoryFocus(null); }} />}
         {tab === 'compare' && <CompareTab crawlId={crawlId} initial={historySlot ? [historySlot] : []} />}
         {tab === 'log' && <LogView crawlId={crawlId} />}
         {tab === 'settings' && <SettingsPanel crawlId={crawlId} />}

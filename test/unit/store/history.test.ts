@@ -200,7 +200,9 @@ describe('HistoryWriter + HistoryReader', () => {
 
     // The same database as schema 3 wrote it (no such columns): opening it fills them from the rows.
     const old = new Sqlite(file);
-    old.exec(`ALTER TABLE slot_stats DROP COLUMN last_cause; ALTER TABLE slot_stats DROP COLUMN last_backoff`);
+    old.exec(`ALTER TABLE slot_stats DROP COLUMN last_cause; ALTER TABLE slot_stats DROP COLUMN last_backoff;
+      DROP INDEX responses_odd; ALTER TABLE responses DROP COLUMN attempt;
+      ALTER TABLE slot_stats DROP COLUMN retries; ALTER TABLE slot_stats DROP COLUMN robots; ALTER TABLE slot_stats DROP COLUMN depth_max`);
     old.pragma('user_version = 3');
     old.close();
     const again = await openHistoryWriter(file, { workerFile: bundle.workerFile });

@@ -5,7 +5,9 @@ import { useState } from 'react';
 import { SlotDetail } from './slot-detail';
 import { useBusiest, useSlotKeys } from './slot-keys';
 
-export function HistoryTab({ crawlId, slot, onSlot }: { crawlId: number; slot: string | null; onSlot: (slot: string) => void }) {
+export function HistoryTab({ crawlId, slot, focus, onSlot }: {
+  crawlId: number; slot: string | null; focus?: { readonly t: number; readonly seq: number } | null; onSlot: (slot: string) => void;
+}) {
   const keys = useSlotKeys(crawlId);
   const busiest = useBusiest(crawlId, 5);
   const [typed, setTyped] = useState<string | null>(null);
@@ -36,7 +38,7 @@ export function HistoryTab({ crawlId, slot, onSlot }: { crawlId: number; slot: s
         )}
       </form>
       {shown ? (
-        <SlotDetail key={`${crawlId}|${shown}`} crawlId={crawlId} slot={shown} />
+        <SlotDetail key={`${crawlId}|${shown}|${focus?.seq ?? 0}`} crawlId={crawlId} slot={shown} focusT={focus?.t} />
       ) : (
         <p className="empty">Pick a slot above, or use “History” on a row of the slot table, to see its latency, delays, backoff and marks over time.</p>
       )}

@@ -41,10 +41,13 @@ const sameStatus = (a: Status, b: Status) =>
   a.loading === b.loading && a.error === b.error && a.buckets === b.buckets && a.responses === b.responses && a.infos === b.infos && a.generation === b.generation && a.span === b.span &&
   a.fetchMs === b.fetchMs && a.from === b.from && a.to === b.to;
 
-export function SlotDetail({ crawlId, slot }: { crawlId: number; slot: string }) {
+/** A moment shown from a request's detail: this much before and after it. */
+const FOCUS_MS = 30_000;
+
+export function SlotDetail({ crawlId, slot, focusT }: { crawlId: number; slot: string; focusT?: number }) {
   const { transport, stores } = useApp();
   const span = useCrawlSpan(crawlId);
-  const [range, setRange] = useState<RangeChoice>(() => (span.live ? FIVE_MIN : ALL));
+  const [range, setRange] = useState<RangeChoice>(() => (focusT !== undefined ? { kind: 'custom', from: focusT - FOCUS_MS, to: focusT + FOCUS_MS } : span.live ? FIVE_MIN : ALL));
   const source = useMemo(() => new HistorySource(transport, { crawlId, slot, responses: true, infos: true }), [transport, crawlId, slot]);
   const charts = useMemo(() => new SlotCharts('slot'), []);
   const log = stores.crawlLogs.get(crawlId);
