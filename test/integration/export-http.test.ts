@@ -4,6 +4,7 @@
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { openHistoryReader } from '../../electron/core/store/queries';
 import { createCore, type Core } from '../../electron/core/create-core';
 import { exportHistory, type ExportQuery } from '../../electron/core/store/export/index';
 import { EXPORT_FORMATS, type CrawlInfo } from '../../shared/contract';
@@ -52,6 +53,14 @@ async function coreWithCrawl(): Promise<{ core: Core; db: string; crawlId: numbe
     });
     return status === 'finished';
   }, 'the crawl to finish', 20_000);
+  // The crawl's stored row says finished only once every record is committed (read the file, as the
+  // tests below do, after that).
+  const reader = openHistoryReader(db);
+  try {
+    await waitFor(() => reader.getCrawl(crawlId)?.status === 'finished', 'the stored crawl to be finished', 20_000);
+  } finally {
+    reader.close();
+  }
   return { core, db, crawlId };
 }
 
