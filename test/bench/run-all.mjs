@@ -1,6 +1,6 @@
 // Runs every benchmark (test/bench/*.bench.ts) and lists the PASS/MISS figures again at the end.
 // Benchmarks inform, they do not gate: the exit code is 0 unless a script could not run at all.
-// Usage: node test/bench/run-all.mjs [name-filter …]   (e.g. `throughput`, `timing`, `memory`, `console`, `hostile`, `scrapy-bridge`;
+// Usage: node test/bench/run-all.mjs [name-filter …]   (e.g. `throughput`, `timing`, `memory`, `console`, `hostile`, `scrapy-bridge`, `requests`;
 // console.bench builds the renderer itself when dist/renderer is older than its sources)
 // BENCH_ENGINE_DIR=/path/to/copy bundles electron/ and shared/ from that checkout instead (to try an
 // engine patch against the benchmarks without touching this one); see also the BENCH_* variables

@@ -2,7 +2,7 @@
 // a few around) in the DOM; the columns that fit the panel's width; a waterfall bar per row on a
 // round scale shared by the rows in view. Rows come from the RequestsStore by index.
 
-import { memo, useCallback, useEffect, useLayoutEffect, useRef, useState, type CSSProperties, type KeyboardEvent } from 'react';
+import { memo, useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState, type CSSProperties, type KeyboardEvent } from 'react';
 import type { RequestRow } from '../../../../shared/contract';
 import { useStore } from '../../store/use-store';
 import { CAUSE_WORDS } from '../format';
@@ -46,7 +46,9 @@ export function RequestGrid({ store, selectedId, onSelect, scrollTo }: RequestGr
     const len = store.length();
     const ex = len * REQ_ROW <= MAX_PX;
     const first = ex ? Math.floor(top / REQ_ROW) : Math.floor((top / Math.max(1, MAX_PX - height)) * Math.max(0, len - rows + 1));
-    setWin((w) => (w.first === first && w.rows === rows && w.width === width && w.top === top ? w : { first, rows, width, top }));
+    // The scroll offset matters to the rows only when they are placed proportionally.
+    const at = ex ? 0 : top;
+    setWin((w) => (w.first === first && w.rows === rows && w.width === width && w.top === at ? w : { first, rows, width, top: at }));
     store.want(Math.max(0, first - OVERSCAN), first + rows + OVERSCAN);
     store.setFollowing(top < REQ_ROW);
   }, [store]);
@@ -86,15 +88,28 @@ export function RequestGrid({ store, selectedId, onSelect, scrollTo }: RequestGr
     else if (y + REQ_ROW > el.scrollTop + height - HEAD) el.scrollTop = y + REQ_ROW - (height - HEAD);
   }, [scrollTo, exact]);
 
+  // While the list moves, rows take no pointer events: no hover restyle and no hit test of the rows
+  // under a still mouse on every frame (the grid itself still takes the wheel).
+  const settle = useRef<ReturnType<typeof setTimeout> | null>(null);
   const onScroll = () => {
     const el = ref.current;
     if (!el) return;
     viewport.current = { ...viewport.current, top: el.scrollTop };
+    if (settle.current === null) el.classList.add('scrolling');
+    else clearTimeout(settle.current);
+    settle.current = setTimeout(() => {
+      settle.current = null;
+      el.classList.remove('scrolling');
+    }, 150);
     measure();
   };
+  useEffect(() => () => {
+    if (settle.current !== null) clearTimeout(settle.current);
+  }, []);
 
-  const columns = columnsFor(win.width);
-  const template = templateOf(columns);
+  // Columns change only when the width crosses a step, so rows keep their memo while scrolling.
+  const columns = useMemo(() => columnsFor(win.width), [win.width]);
+  const template = useMemo(() => templateOf(columns), [columns]);
   const start = Math.max(0, win.first - (exact ? OVERSCAN : 0));
   const end = Math.min(length, win.first + win.rows + (exact ? OVERSCAN : 0));
   // One round scale for the rows in view, so their bars compare.
@@ -104,13 +119,16 @@ export function RequestGrid({ store, selectedId, onSelect, scrollTo }: RequestGr
     if (r) longest = Math.max(longest, phasesOf(r).end);
   }
   const scale = niceScale(Math.max(1, longest));
+  // Rows sit at their own offset and are keyed by their place in a ring as large as the window: a
+  // row scrolled out is reused for the one scrolling in (its text changes, no element is made or
+  // removed), and rows that stay in view keep their props and are not rendered again.
   const ring = win.rows + 2 * OVERSCAN + 1;
   const rows = [];
   for (let i = start; i < end; i++) {
     const r = store.row(i);
-    rows.push(<GridRow key={i % ring} row={r} index={i} columns={columns} scale={scale} selected={r !== null && r.id === selectedId} onSelect={onSelect} />);
+    const top = exact ? i * REQ_ROW : win.top + (i - start) * REQ_ROW;
+    rows.push(<GridRow key={i % ring} row={r} index={i} top={top} columns={columns} scale={scale} selected={r !== null && r.id === selectedId} onSelect={onSelect} />);
   }
-  const translate = exact ? start * REQ_ROW : win.top;
 
   const onKeyDown = (e: KeyboardEvent<HTMLDivElement>) => {
     const step = e.key === 'ArrowDown' ? 1 : e.key === 'ArrowUp' ? -1 : e.key === 'PageDown' ? win.rows - 1 : e.key === 'PageUp' ? 1 - win.rows : 0;
@@ -139,9 +157,7 @@ export function RequestGrid({ store, selectedId, onSelect, scrollTo }: RequestGr
           </div>
         </div>
         <div role="rowgroup" className="req-grid-body" style={{ height: contentHeight }}>
-          <div className="req-grid-window" style={{ transform: `translateY(${translate}px)` }}>
-            {rows}
-          </div>
+          {rows}
         </div>
       </div>
     </div>
@@ -151,23 +167,26 @@ export function RequestGrid({ store, selectedId, onSelect, scrollTo }: RequestGr
 interface RowProps {
   readonly row: RequestRow | null;
   readonly index: number;
+  /** Offset in the body, px. */
+  readonly top: number;
   readonly columns: readonly RequestColumn[];
   readonly scale: number;
   readonly selected: boolean;
   readonly onSelect: (row: RequestRow, index: number) => void;
 }
 
-const GridRow = memo(function GridRow({ row, index, columns, scale, selected, onSelect }: RowProps) {
+const GridRow = memo(function GridRow({ row, index, top, columns, scale, selected, onSelect }: RowProps) {
+  const style = { top };
   if (!row) {
     return (
-      <div role="row" aria-rowindex={index + 2} className="req-row req-placeholder" aria-busy="true">
+      <div role="row" aria-rowindex={index + 2} className="req-row req-placeholder" aria-busy="true" style={style}>
         {columns.map((c) => <div key={c.id} role="gridcell" className={`req-cell col-${c.id}`}>{c.id === 'url' ? '…' : ''}</div>)}
       </div>
     );
   }
   return (
     <div role="row" aria-rowindex={index + 2} aria-selected={selected} className={`req-row${selected ? ' selected' : ''} tone-${statusTone(row)}`}
-      data-row-id={row.id} data-status={row.status ?? 'failed'} onClick={() => onSelect(row, index)}>
+      data-row-id={row.id} data-status={row.status ?? 'failed'} onClick={() => onSelect(row, index)} style={style}>
       {columns.map((c) => <Cell key={c.id} column={c} row={row} scale={scale} />)}
     </div>
   );
@@ -214,19 +233,13 @@ function Cell({ column, row, scale }: { column: RequestColumn; row: RequestRow; 
 /** Queued → sent → headers → end as three segments of one bar, `scale` ms wide. */
 export function Waterfall({ row, scale }: { row: RequestRow; scale: number }) {
   const p = phasesOf(row);
-  const pct = (ms: number) => `${Math.min(100, (100 * ms) / scale)}%`;
+  const pct = (ms: number) => `${Math.min(100, (100 * ms) / scale).toFixed(2)}%`;
   const title = `queued ${Math.round(p.sent)} ms → sent → ${p.headers === null ? 'no headers' : `headers after ${Math.round(p.headers - p.sent)} ms`} → end at ${Math.round(p.end)} ms`;
-  return (
-    <span className="waterfall" title={title} aria-label={title}>
-      <span className="wf-queued" style={{ left: 0, width: pct(p.sent) }} />
-      {p.failed ? (
-        <span className="wf-failed" style={{ left: pct(p.sent), width: pct(Math.max(1, p.end - p.sent)) }} />
-      ) : (
-        <>
-          <span className="wf-wait" style={{ left: pct(p.sent), width: pct(Math.max(0.5, (p.headers ?? p.end) - p.sent)) }} />
-          <span className="wf-body" style={{ left: pct(p.headers ?? p.end), width: pct(Math.max(0.5, p.end - (p.headers ?? p.end))) }} />
-        </>
-      )}
-    </span>
-  );
+  // One element, its phases as hard stops of a gradient (a few hundred bars in view cost one box each).
+  const a = pct(p.sent);
+  const stops = p.failed
+    ? `var(--wf-queued) 0 ${a}, var(--wf-failed) ${a} ${pct(Math.max(p.end, p.sent + scale / 200))}`
+    : `var(--wf-queued) 0 ${a}, var(--wf-wait) ${a} ${pct(Math.max(p.headers ?? p.end, p.sent + scale / 400))}, ` +
+      `var(--wf-body) ${pct(Math.max(p.headers ?? p.end, p.sent + scale / 400))} ${pct(Math.max(p.end, (p.headers ?? p.end) + scale / 400))}`;
+  return <span className="waterfall" title={title} aria-label={title} style={{ backgroundImage: `linear-gradient(to right, ${stops}, transparent 0)` }} />;
 }
