@@ -46,7 +46,7 @@ async function cutText(page: Page, selector: string): Promise<string[]> {
   }).map((e) => `${e.tagName.toLowerCase()}.${e.className}: ${(e.textContent ?? '').slice(0, 60)}`));
 }
 
-test('requests screens: the Requests tab, a row in full and a slot\'s queue, at 1024 and 1280 px, light and dark', async (t) => {
+test('requests screens: the Requests tab, a row in full, the Scrapy stats and a slot\'s queue, at 1024 and 1280 px, light and dark', async (t) => {
   const stack = await startStack(t, { hosts: HOSTS, seed: 11 }, [
     { name: 'Shop, API and docs (nightly)', hosts: ['shop.limited.test', 'api.flaky.test', 'docs.fine.test'], follow: { scope: 'host', max_pages: 120 },
       settings: { AUTOTHROTTLE_ENABLED: true, AUTOTHROTTLE_START_DELAY: 0.1, AUTOTHROTTLE_TARGET_CONCURRENCY: 2, CONCURRENT_REQUESTS_PER_DOMAIN: 3,
@@ -80,6 +80,10 @@ test('requests screens: the Requests tab, a row in full and a slot\'s queue, at 
     assert.deepEqual(cut, [], `nothing cut at ${width} px`);
   }
   await page.setViewportSize({ width: 1280, height: 800 });
+
+  await page.getByRole('tab', { name: 'Stats' }).click();
+  await page.getByTestId('stats-table').waitFor();
+  await shoot(t, page, 'requests-stats');
 
   await page.locator(`[data-testid="crawl-list"] tr[data-crawl="${slow}"] button.link`).click();
   await waitForText(page.getByTestId('crawl-status'), 'running');

@@ -14,9 +14,10 @@ import { OverviewTab } from './overview/overview-tab';
 import { RequestsTab, type RequestsMode } from './requests/requests-tab';
 import { SettingsPanel } from './settings-panel';
 import { SlotTable } from './slot-table';
+import { StatsTab } from './stats/stats-tab';
 import { WarningsPanel } from './warnings-panel';
 
-type Tab = 'slots' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'settings' | 'warnings';
+type Tab = 'slots' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'stats' | 'settings' | 'warnings';
 const warningCount = (s: CrawlLogStore) => s.warnings().length;
 
 export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCrawl?: (crawlId: number) => void }) {
@@ -76,6 +77,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCr
         {tabButton('history', 'History')}
         {tabButton('compare', 'Compare')}
         {tabButton('log', 'Log')}
+        {tabButton('stats', 'Stats')}
         {tabButton('settings', 'Settings')}
         {tabButton('warnings', warnings > 0 ? `Warnings (${warnings})` : 'Warnings')}
       </div>
@@ -86,6 +88,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCr
         {tab === 'history' && <HistoryTab crawlId={crawlId} slot={historySlot} focus={historyFocus} onSlot={(s) => { setHistorySlot(s); setHistoryFocus(null); }} />}
         {tab === 'compare' && <CompareTab crawlId={crawlId} initial={historySlot ? [historySlot] : []} />}
         {tab === 'log' && <LogView crawlId={crawlId} />}
+        {tab === 'stats' && <StatsTab crawlId={crawlId} />}
         {tab === 'settings' && <SettingsPanel crawlId={crawlId} />}
         {tab === 'warnings' && <WarningsPanel crawlId={crawlId} />}
       </div>
