@@ -95,8 +95,6 @@ export async function createCore(o: CoreOptions): Promise<Core> {
   const exporter = createExporter({ db: o.db, flush: () => writer.flush() });
   const listeners = new Set<Listener>();
   const running = new Map<number, Live>();
-  /** Crawls that ended since the last tick: their final rows go out with the next one. */
-  const draining = new Map<number, Live>();
   /** Finalizations (summary written, history flushed) still going; close() waits for them. */
   const finalizing = new Set<Promise<void>>();
   /** Crawls that ended and whose final row is being written: read from their crawler meanwhile. */
@@ -197,16 +195,19 @@ export async function createCore(o: CoreOptions): Promise<Core> {
   }
 
   /** Every slotUpdateMs: changed rows of every running (or just ended) crawl; status once a second. */
+  /** Sends the slot rows of a crawl that changed since the last ones sent. */
+  function emitRows(crawlId: number, l: Live): void {
+    const now = l.crawler.now;
+    const rows = l.diff.changed(l.crawler.slots(), l.crawler.currentSettings, now, l.crawler.status === 'paused');
+    if (rows.length > 0) emit('slots.update', { crawlId, rows, now });
+  }
+
   function tick(): void {
     ticks++;
-    for (const [crawlId, l] of [...running, ...draining]) {
-      const s = l.crawler.currentSettings;
-      const now = l.crawler.now;
-      const rows = l.diff.changed(l.crawler.slots(), s, now, l.crawler.status === 'paused');
-      if (rows.length > 0) emit('slots.update', { crawlId, rows, now });
-      if (ticks % 10 === 0 && running.has(crawlId)) emit('crawl.status', { crawlId, stats: l.crawler.stats() });
+    for (const [crawlId, l] of running) {
+      emitRows(crawlId, l);
+      if (ticks % 10 === 0) emit('crawl.status', { crawlId, stats: l.crawler.stats() });
     }
-    draining.clear();
     if (running.size === 0 && ticker) {
       clearInterval(ticker);
       ticker = null;
@@ -292,7 +293,9 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       const l = running.get(id)!;
       running.delete(id);
       l.persist.close();
-      draining.set(id, l);
+      // Its last rows go out now, before its final status: a page that re-reads the stored rows when it
+      // sees "finished" is never overwritten by a later live row.
+      emitRows(id, l);
       ending.set(id, l);
       const done = finalize(id, crawler, stats).finally(() => {
         ending.delete(id);
