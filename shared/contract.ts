@@ -2,7 +2,7 @@
 // each request (method → params/result) and each event (name → payload), with errors as data.
 
 import type { SettingGroup, Settings } from './settings';
-import type { ChangeRecord, CrawlStatus, DelayCause, EventRecord, FailureKind, ResponseRecord } from './types';
+import type { ChangeRecord, CrawlStatus, DelayCause, EventRecord, FailureKind, FollowScope, ResponseRecord, ScopeRule } from './types';
 
 /**
  * Every error code a host answers with: `invalid`: bad params or settings; `not-found`; `conflict`:
@@ -253,6 +253,31 @@ export interface RequestPage {
   readonly head?: RequestCursor | null;
 }
 
+/** Seeds a crawl's definition lists; 'crawls.seeds' pages through all of them. */
+export const FIRST_SEEDS = 20;
+
+/** What a crawl is ('crawls.definition'): what its config file said, and its settings now. */
+export interface CrawlDefinition {
+  readonly id: number;
+  readonly name: string;
+  readonly seedCount: number;
+  /** The first FIRST_SEEDS seeds, in their order. */
+  readonly firstSeeds: readonly string[];
+  /** Link following: null limits are none. `include`/`exclude` are regular expressions on the absolute URL. */
+  readonly follow: {
+    readonly scope: FollowScope; readonly maxDepth: number | null; readonly maxPages: number | null;
+    readonly include: readonly string[]; readonly exclude: readonly string[];
+  };
+  /** Host → IP address, like curl's --resolve. */
+  readonly resolve: Readonly<Record<string, string>>;
+  /** The config's scope rules, in order. */
+  readonly scopes: readonly ScopeRule[];
+  /** Its settings now: the live ones while it runs, else as recorded. */
+  readonly settings: Settings;
+  /** A what-if replay: the crawl it replays, the settings it changed and the one slot it replayed (null: every slot). */
+  readonly whatIf: { readonly from: number; readonly settings: Readonly<Record<string, unknown>>; readonly slot: string | null } | null;
+}
+
 /** A request waiting in a slot's queue ('slots.queue'). */
 export interface QueuedRequest {
   readonly url: string;
@@ -293,7 +318,14 @@ export interface AppRequests {
   /** Crawls in the database, newest first. */
   'crawls.list': { params: Record<string, never>; result: readonly CrawlInfo[] };
   /** Creates a crawl from a crawl config (the CLI's C.json); `seedsText` adds one URL a line. Bad seed lines are reported, not fatal. */
-  'crawls.create': { params: { readonly config: unknown; readonly seedsText?: string }; result: { readonly crawl: CrawlInfo; readonly seedErrors: readonly SeedLineErrorWire[] } };
+  /**
+   * Creates a crawl from a crawl config (the CLI's C.json); `seedsText` adds one URL a line and
+   * `seedsFrom` every seed of that crawl (a copy edited before it starts, whose seeds never travel). Bad seed lines are reported, not fatal.
+   */
+  'crawls.create': {
+    params: { readonly config: unknown; readonly seedsText?: string; readonly seedsFrom?: number };
+    result: { readonly crawl: CrawlInfo; readonly seedErrors: readonly SeedLineErrorWire[] };
+  };
   /**
    * A new crawl with the same config and the latest settings. `seedsText` (one URL a line) adds seeds;
    * a crawl without seeds (an imported Scrapy log) is copied only with it (refused naming `seedsText`).
@@ -369,6 +401,10 @@ export interface AppRequests {
   };
   /** The first `limit` (1–1000, default 200) requests waiting in a slot's queue, in the order they will start. */
   'slots.queue': { params: SlotRef & { readonly limit?: number }; result: SlotQueue };
+  /** What a crawl is: its seeds (how many, the first ones), follow rules, resolve map, scope rules and settings. */
+  'crawls.definition': { params: CrawlRef; result: CrawlDefinition };
+  /** A crawl's seeds from `offset` (default 0), at most `limit` (1–50,000, default 10,000), and how many it has. */
+  'crawls.seeds': { params: CrawlRef & { readonly offset?: number; readonly limit?: number }; result: { readonly total: number; readonly seeds: readonly string[] } };
   /** The crawl's figures under Scrapy's stats names, from the store (live while it runs). */
   'crawls.scrapyStats': { params: CrawlRef; result: ScrapyStats };
   /** The history database's retention settings. */
@@ -502,7 +538,7 @@ export const METHODS = [
   'crawls.delete', 'crawls.stats', 'settings.schema', 'settings.get', 'settings.update', 'slots.pause', 'slots.resume',
   'slots.pinDelay', 'slots.pinConcurrency', 'slots.clearPins', 'slots.resetBackoff', 'slots.snapshot', 'slots.history',
   'log.events', 'log.changes', 'history.export', 'slots.responses', 'store.retention.get', 'store.retention.set',
-  'history.whatIf', 'history.importScrapyLog', 'requests.page', 'slots.queue', 'crawls.scrapyStats',
+  'history.whatIf', 'history.importScrapyLog', 'requests.page', 'slots.queue', 'crawls.scrapyStats', 'crawls.definition', 'crawls.seeds',
 ] as const satisfies readonly Method[];
 
 /** Every event name: the Electron preload's subscription allowlist. */

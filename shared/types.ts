@@ -13,6 +13,21 @@ export const DELAY_CAUSES = ['none', 'floor', 'autothrottle', 'backoff', 'rampup
 
 export type DelayCause = (typeof DELAY_CAUSES)[number];
 
+/**
+ * Which links a crawl follows (the crawl config's `follow.scope`): `host` to the seeds' hosts,
+ * `domain` to their registrable domains, `any` everywhere, `none` the seeds only.
+ */
+export const FOLLOW_SCOPES = ['host', 'domain', 'any', 'none'] as const;
+
+export type FollowScope = (typeof FOLLOW_SCOPES)[number];
+
+/** A declarative scope rule of the crawl config's `scopes` list (SPEC 5.1), evaluated in order. */
+export type ScopeRule =
+  | { readonly by: 'domain' }
+  | { readonly by: 'host' }
+  | { readonly by: 'prefix'; readonly prefix: string; readonly scope?: string }
+  | { readonly by: 'query'; readonly param: string; readonly then?: 'domain' | 'host' };
+
 /** Who or what changed a setting or a slot's delay. */
 export const CHANGE_SOURCES = ['user', 'config', 'autothrottle', 'backoff', 'rampup', 'robots'] as const;
 

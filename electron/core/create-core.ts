@@ -3,13 +3,13 @@
 // only ever call `dispatch` and `subscribe`.
 
 import {
-  METHODS, SLOT_COLUMNS,
+  FIRST_SEEDS, METHODS, SLOT_COLUMNS,
   type AppError, type AppEvents, type CrawlInfo, type Dispatcher, type EventName, type ImportReport, type Method,
   type Params, type Reply, type Result, type SlotTuple,
 } from '../../shared/contract';
 import { applySettings, DEFAULT_SETTINGS, SETTINGS_SCHEMA, type Settings } from '../../shared/settings';
 import { Readable, type Writable } from 'node:stream';
-import type { CrawlStatus } from '../../shared/types';
+import { FOLLOW_SCOPES, type CrawlStatus, type FollowScope, type ScopeRule } from '../../shared/types';
 import { parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
 import { Crawler, type CrawlStats } from './engine/crawler';
 import type { SavedCrawl } from './engine/resume';
@@ -86,6 +86,12 @@ class CoreError extends Error {
 const fail = (code: AppError['code'], message: string, field?: string): never => {
   throw new CoreError({ code, message, ...(field ? { field } : {}) });
 };
+
+/** A stored crawl config's seeds (a crawl imported from a log has none). */
+function seedsOf(config: unknown): string[] {
+  const seeds = typeof config === 'object' && config !== null ? (config as { seeds?: unknown }).seeds : undefined;
+  return Array.isArray(seeds) ? seeds.filter((s): s is string => typeof s === 'string') : [];
+}
 
 export async function createCore(o: CoreOptions): Promise<Core> {
   const writer = await openHistoryWriter(o.db);
@@ -337,9 +343,16 @@ export async function createCore(o: CoreOptions): Promise<Core> {
   const handlers: { [M in Method]: (p: Params<M>) => Result<M> | Promise<Result<M>> } = {
     'crawls.list': () => list(),
     'crawls.create': (p) => {
-      const config = p.config as Record<string, unknown>;
+      let config = p.config as Record<string, unknown>;
       const settings = consolePlugin(config.settings, 'settings.THROTTLING_MANAGER');
-      return create(settings === config.settings ? config : { ...config, settings }, p.seedsText);
+      if (settings !== config.settings) config = { ...config, settings };
+      // A copy edited before it starts takes the seeds of its crawl from the store (they never crossed to the page).
+      if (p.seedsFrom !== undefined) {
+        const from = seedsOf(stored(p.seedsFrom).config);
+        if (typeof config.seeds === 'string') fail('invalid', 'seeds: with seedsFrom, give further seeds in seedsText (or as a list)', 'seeds');
+        config = { ...config, seeds: [...from, ...(Array.isArray(config.seeds) ? config.seeds : [])] };
+      }
+      return create(config, p.seedsText);
     },
     'crawls.duplicate': async (p) => {
       const c = stored(p.id);
@@ -479,6 +492,32 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       stored(p.id);
       const { queued, items } = await reads.read('savedQueue', p.id, p.slot, limit);
       return { slot: p.slot, queued, items, live: false, now: realNow() };
+    },
+    'crawls.definition': (p) => {
+      const c = stored(p.id);
+      const cfg = (typeof c.config === 'object' && c.config !== null ? c.config : {}) as Record<string, unknown>;
+      const seeds = seedsOf(cfg);
+      const f = (typeof cfg.follow === 'object' && cfg.follow !== null ? cfg.follow : {}) as Record<string, unknown>;
+      const limit = (v: unknown) => (v === undefined || v === null || v === '' ? null : Number(v));
+      const list = (v: unknown): string[] => (typeof v === 'string' ? [v] : Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+      const given = applySettings(c.settings ?? {});
+      const derived = (c.derived ?? null) as { settings?: Record<string, unknown>; slot?: string } | null;
+      return {
+        id: p.id, name: c.name, seedCount: seeds.length, firstSeeds: seeds.slice(0, FIRST_SEEDS),
+        follow: {
+          scope: FOLLOW_SCOPES.includes(f.scope as FollowScope) ? (f.scope as FollowScope) : 'host',
+          maxDepth: limit(f.max_depth), maxPages: limit(f.max_pages), include: list(f.include), exclude: list(f.exclude),
+        },
+        resolve: (typeof cfg.resolve === 'object' && cfg.resolve !== null ? cfg.resolve : {}) as Record<string, string>,
+        scopes: Array.isArray(cfg.scopes) ? (cfg.scopes as ScopeRule[]) : [],
+        settings: running.get(p.id)?.crawler.currentSettings ?? (given.ok ? given.settings : DEFAULT_SETTINGS),
+        whatIf: c.derivedFrom !== null ? { from: c.derivedFrom, settings: derived?.settings ?? {}, slot: derived?.slot ?? null } : null,
+      };
+    },
+    'crawls.seeds': (p) => {
+      const seeds = seedsOf(stored(p.id).config);
+      const offset = p.offset ?? 0;
+      return { total: seeds.length, seeds: seeds.slice(offset, offset + (p.limit ?? 10_000)) };
     },
     'crawls.scrapyStats': async (p) => {
       stored(p.id);

@@ -101,7 +101,10 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
   'crawls.list': () => ({}),
   'crawls.create': (p) => {
     if (typeof p.config !== 'object' || p.config === null || Array.isArray(p.config)) bad('config', p.config, 'a crawl config object');
-    return { config: p.config, seedsText: optional<string>(p, 'seedsText', (v) => typeof v === 'string', 'a text, one URL a line') };
+    return {
+      config: p.config, seedsText: optional<string>(p, 'seedsText', (v) => typeof v === 'string', 'a text, one URL a line'),
+      seedsFrom: optional<number>(p, 'seedsFrom', (v) => Number.isInteger(v) && (v as number) >= 1, 'a crawl id, a whole number >= 1'),
+    };
   },
   'crawls.duplicate': (p) => ({ id: id(p), seedsText: optional<string>(p, 'seedsText', (v) => typeof v === 'string', 'a text, one URL a line') }),
   'crawls.start': crawlRef,
@@ -154,6 +157,12 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
     limit: optional<number>(p, 'limit', (v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 1000, 'a whole number from 1 to 1000'),
   }),
   'crawls.scrapyStats': crawlRef,
+  'crawls.definition': crawlRef,
+  'crawls.seeds': (p) => ({
+    id: id(p),
+    offset: optional<number>(p, 'offset', (v) => Number.isInteger(v) && (v as number) >= 0, 'a whole number >= 0'),
+    limit: optional<number>(p, 'limit', (v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 50_000, 'a whole number from 1 to 50000'),
+  }),
   'store.retention.get': () => ({}),
   // Values are checked whole against the current settings by the handler (store/retention.ts).
   'store.retention.set': (p) => p as Params<'store.retention.set'>,

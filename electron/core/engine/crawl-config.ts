@@ -3,6 +3,7 @@
 
 import { isIP } from 'node:net';
 import { applySettings, DEFAULT_SETTINGS, parseDecimal, type Settings, type SettingError } from '../../../shared/settings';
+import { FOLLOW_SCOPES } from '../../../shared/types';
 import { MAX_JSON_DEPTH, nestedDeeperThan, TOO_DEEP } from '../json-depth';
 import { parseScopeRules, type ScopeRule } from './scopes';
 import { parseSeedList, type FollowRules, type FollowScope, type SeedLineError } from './frontier';
@@ -30,7 +31,7 @@ export type ConfigResult =
   | { readonly ok: true; readonly config: CrawlConfig }
   | { readonly ok: false; readonly errors: readonly ConfigError[] };
 
-const SCOPES: readonly FollowScope[] = ['host', 'domain', 'any', 'none'];
+const SCOPES: readonly FollowScope[] = FOLLOW_SCOPES;
 
 /** A value as JSON, cut to 120 characters; never throws (a cycle or a value too deep to print). */
 function show(v: unknown): string {

@@ -87,7 +87,9 @@ export function parseSeedList(text: string | readonly string[], source = 'seeds'
   return { urls, errors };
 }
 
-export type FollowScope = 'host' | 'domain' | 'any' | 'none';
+/** Which links a crawl follows (declared once, in shared/types.ts). */
+export type { FollowScope } from '../../../shared/types';
+import type { FollowScope } from '../../../shared/types';
 
 export interface FollowRules {
   readonly scope: FollowScope;

@@ -6,12 +6,10 @@ import { isAbsolute, relative, resolve as resolvePath, sep } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { registrableDomain, hostOf } from './frontier';
 
-/** A declarative scope rule of the crawl config, evaluated in order. */
-export type ScopeRule =
-  | { readonly by: 'domain' }
-  | { readonly by: 'host' }
-  | { readonly by: 'prefix'; readonly prefix: string; readonly scope?: string }
-  | { readonly by: 'query'; readonly param: string; readonly then?: 'domain' | 'host' };
+import type { ScopeRule } from '../../../shared/types';
+
+/** A declarative scope rule of the crawl config, evaluated in order (declared once, in shared/types.ts). */
+export type { ScopeRule };
 
 /** Scope keys and expected costs, as collected for one request. */
 export interface ScopeSet {

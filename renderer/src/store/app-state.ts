@@ -69,8 +69,11 @@ export interface Commands {
   openCrawl(crawlId: number): void;
   /** Sends a settings change set; the refusal comes back as data for the view to show by its field. */
   updateSettings(crawlId: number, changes: Readonly<Record<string, unknown>>): Promise<Outcome<Result<'settings.update'>>>;
-  /** Creates a crawl from a crawl config; the refusal comes back as data. */
-  createCrawl(config: unknown): Promise<Outcome<Result<'crawls.create'>>>;
+  /**
+   * Creates a crawl from a crawl config (`seedsText` one URL a line more, `seedsFrom` every seed of that
+   * crawl: an edited copy); the refusal comes back as data.
+   */
+  createCrawl(config: unknown, seeds?: { readonly seedsText?: string; readonly seedsFrom?: number }): Promise<Outcome<Result<'crawls.create'>>>;
 }
 
 export interface AppState {
@@ -304,9 +307,9 @@ export function createAppState(transport: Transport): AppState {
         return { ok: false, error: toAppError(e) };
       }
     },
-    async createCrawl(config) {
+    async createCrawl(config, seeds = {}) {
       try {
-        const result = await transport.invoke('crawls.create', { config });
+        const result = await transport.invoke('crawls.create', { config, ...seeds });
         crawls.applyInfo(result.crawl);
         return { ok: true, result };
       } catch (e) {

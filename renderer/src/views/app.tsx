@@ -22,14 +22,15 @@ const pickDefault = (s: CrawlsStore) => defaultPick(s.list());
 export function App() {
   const { stores, transport } = useApp();
   const [selected, setSelected] = useState<number | null>(null);
-  const [creating, setCreating] = useState(false);
+  // The New crawl form, empty or filled from a crawl (its Duplicate and edit); null while a crawl is shown.
+  const [creating, setCreating] = useState<{ readonly from?: number } | null>(null);
   const fallback = useStore(stores.crawls, pickDefault);
   const selectedExists = useStore(stores.crawls, useCallback((s: CrawlsStore) => selected !== null && s.crawl(selected) !== undefined, [selected]));
   const crawlId = selected !== null && selectedExists ? selected : fallback;
 
   // The desktop menu's File › New crawl (Electron only; the browser host never sends 'app.command').
   useEffect(() => transport.subscribe('app.command', (p) => {
-    if (p.command === 'new-crawl') setCreating(true);
+    if (p.command === 'new-crawl') setCreating({});
   }), [transport]);
 
   // Pin the default once shown, so a crawl that starts elsewhere never pulls the view away.
@@ -43,11 +44,11 @@ export function App() {
       <MessageLine />
       <ConnectionNotice />
       <main className="content">
-        <CrawlList selectedId={crawlId} onSelect={(id) => { setSelected(id); setCreating(false); }} onNew={() => setCreating(true)} />
+        <CrawlList selectedId={crawlId} onSelect={(id) => { setSelected(id); setCreating(null); }} onNew={() => setCreating({})} />
         {creating ? (
-          <NewCrawlForm onCancel={() => setCreating(false)} onOpen={(id) => { setSelected(id); setCreating(false); }} />
+          <NewCrawlForm key={creating.from ?? 'new'} from={creating.from} onCancel={() => setCreating(null)} onOpen={(id) => { setSelected(id); setCreating(null); }} />
         ) : (
-          crawlId !== null && <CrawlPanel key={crawlId} crawlId={crawlId} onOpenCrawl={setSelected} />
+          crawlId !== null && <CrawlPanel key={crawlId} crawlId={crawlId} onOpenCrawl={setSelected} onEditCopy={(from) => setCreating({ from })} />
         )}
       </main>
     </div>

@@ -7,6 +7,7 @@ import { useStore } from '../store/use-store';
 import { useCrawlShortcuts } from '../keyboard';
 import { useApp } from './app-context';
 import { CrawlHeader } from './crawl-header';
+import { CrawlView } from './crawl-view/crawl-view';
 import { CompareTab } from './history/compare-tab';
 import { HistoryTab } from './history/history-tab';
 import { LogView } from './log/log-view';
@@ -17,10 +18,14 @@ import { SlotTable } from './slot-table';
 import { StatsTab } from './stats/stats-tab';
 import { WarningsPanel } from './warnings-panel';
 
-type Tab = 'slots' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'stats' | 'settings' | 'warnings';
+type Tab = 'slots' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'stats' | 'crawl' | 'settings' | 'warnings';
 const warningCount = (s: CrawlLogStore) => s.warnings().length;
 
-export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCrawl?: (crawlId: number) => void }) {
+export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
+  crawlId: number; onOpenCrawl?: (crawlId: number) => void;
+  /** Opens the New crawl form filled from a crawl (Duplicate and edit). */
+  onEditCopy?: (crawlId: number) => void;
+}) {
   const app = useApp();
   const { stores, commands } = app;
   const [tab, setTab] = useState<Tab>('slots');
@@ -78,6 +83,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCr
         {tabButton('compare', 'Compare')}
         {tabButton('log', 'Log')}
         {tabButton('stats', 'Stats')}
+        {tabButton('crawl', 'Crawl')}
         {tabButton('settings', 'Settings')}
         {tabButton('warnings', warnings > 0 ? `Warnings (${warnings})` : 'Warnings')}
       </div>
@@ -89,6 +95,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl }: { crawlId: number; onOpenCr
         {tab === 'compare' && <CompareTab crawlId={crawlId} initial={historySlot ? [historySlot] : []} />}
         {tab === 'log' && <LogView crawlId={crawlId} />}
         {tab === 'stats' && <StatsTab crawlId={crawlId} />}
+        {tab === 'crawl' && <CrawlView crawlId={crawlId} onEditCopy={(id) => onEditCopy?.(id)} />}
         {tab === 'settings' && <SettingsPanel crawlId={crawlId} />}
         {tab === 'warnings' && <WarningsPanel crawlId={crawlId} />}
       </div>

@@ -1,9 +1,16 @@
 // The "New crawl" form: name, seeds (typed, or loaded from a file; bad lines named by number before
-// and after Create), follow rules, a preset and extra settings checked with shared applySettings as typed.
+// and after Create), follow rules with URL patterns, scope rules, a preset that fills its values, every
+// setting (booleans as switches, THROTTLING_SCOPES as a table) checked with shared applySettings as typed;
+// or all of it filled from a crawl, to create an edited copy before it starts.
 
-import { useCallback, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import type { AppError, SeedLineErrorWire } from '../../../shared/contract';
 import { applySettings, DEFAULT_SETTINGS, PRESETS } from '../../../shared/settings';
+import { FOLLOW_SCOPES } from '../../../shared/types';
+import { toAppError } from '../transport/transport';
+import { fetchAllSeeds, prefillOf, rulesFromDrafts, SEED_PREFILL_MAX, scopesFromRows, type FormPrefill, type RuleDraft, type ScopeRowDraft } from './crawl-view/crawl-definition';
+import { checkPatterns, RulesEditor, ScopesTable } from './new-crawl-parts';
+import { showValue } from './setting-value';
 import type { SchemaStore } from '../store/app-state';
 import { useStore } from '../store/use-store';
 import { OFFLINE_TITLE, useHostOnline } from '../components/connection-notice';
@@ -11,8 +18,10 @@ import { useApp } from './app-context';
 import { checkDrafts, EverySetting, type SettingDrafts } from './new-crawl-settings';
 
 const schemaOf = (s: SchemaStore) => s.current();
+/** Settings with an editor of their own above the list of every setting. */
+const SKIPPED: ReadonlySet<string> = new Set(['THROTTLING_SCOPES']);
 
-const SCOPES = ['host', 'domain', 'any', 'none'] as const;
+const SCOPES = FOLLOW_SCOPES;
 /** Bad seed lines listed under the box; the count says how many more. */
 const SHOWN_PROBLEMS = 50;
 /** The browser host's WebSocket takes messages up to 1 MiB; a seed file must fit in one, with room to spare. */
@@ -70,18 +79,65 @@ interface Created {
   readonly seedErrors: readonly SeedLineErrorWire[];
 }
 
-export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpen: (crawlId: number) => void }) {
+/** Reads a crawl's definition (and its seeds, when there are not too many) into the form's starting values. */
+function usePrefill(from: number | undefined): { readonly prefill: FormPrefill | null; readonly error: string | null; readonly loading: boolean } {
+  const { transport } = useApp();
+  const [state, setState] = useState<{ prefill: FormPrefill | null; error: string | null }>({ prefill: null, error: null });
+  useEffect(() => {
+    if (from === undefined) return;
+    let gone = false;
+    (async () => {
+      const def = await transport.invoke('crawls.definition', { id: from });
+      const seeds = def.seedCount <= SEED_PREFILL_MAX ? await fetchAllSeeds(transport, from) : null;
+      if (!gone) setState({ prefill: prefillOf(def, seeds), error: null });
+    })().catch((e) => {
+      if (!gone) setState({ prefill: null, error: toAppError(e).message });
+    });
+    return () => {
+      gone = true;
+    };
+  }, [transport, from]);
+  return { ...state, loading: from !== undefined && state.prefill === null && state.error === null };
+}
+
+export function NewCrawlForm({ onCancel, onOpen, from }: { onCancel: () => void; onOpen: (crawlId: number) => void; from?: number }) {
+  const filled = usePrefill(from);
+  if (from !== undefined && filled.prefill === null) {
+    return (
+      <section className="panel new-crawl" aria-labelledby="new-crawl-title" data-testid="new-crawl-form" data-from={from}>
+        <div className="panel-head">
+          <h2 id="new-crawl-title">New crawl from crawl {from}</h2>
+        </div>
+        {filled.error ? (
+          <div className="empty">
+            <p className="bad-text" role="alert">Reading crawl {from} failed: {filled.error}</p>
+            <button type="button" className="btn" onClick={onCancel}>Close</button>
+          </div>
+        ) : <p className="empty" role="status">Filling the form from crawl {from}…</p>}
+      </section>
+    );
+  }
+  return <CrawlForm onCancel={onCancel} onOpen={onOpen} prefill={filled.prefill} from={from} />;
+}
+
+function CrawlForm({ onCancel, onOpen, prefill, from }: { onCancel: () => void; onOpen: (crawlId: number) => void; prefill: FormPrefill | null; from?: number }) {
   const { commands, transport, stores } = useApp();
-  const [name, setName] = useState('');
-  const [seeds, setSeeds] = useState('');
-  const [scope, setScope] = useState<(typeof SCOPES)[number]>('host');
-  const [maxDepth, setMaxDepth] = useState('');
-  const [maxPages, setMaxPages] = useState('');
+  const [name, setName] = useState(prefill?.name ?? '');
+  const [seeds, setSeeds] = useState(prefill?.seeds ?? '');
+  // A copy's long seed list stays on the host (crawls.create seedsFrom); what is typed here adds to it.
+  const [seedsFrom, setSeedsFrom] = useState(prefill?.seedsFrom ?? null);
+  const [scope, setScope] = useState<(typeof SCOPES)[number]>(prefill?.scope ?? 'host');
+  const [maxDepth, setMaxDepth] = useState(prefill?.maxDepth ?? '');
+  const [maxPages, setMaxPages] = useState(prefill?.maxPages ?? '');
+  const [include, setInclude] = useState(prefill?.include ?? '');
+  const [exclude, setExclude] = useState(prefill?.exclude ?? '');
+  const [rules, setRules] = useState<readonly RuleDraft[]>(prefill?.rules ?? []);
+  const [scopeRows, setScopeRows] = useState<readonly ScopeRowDraft[]>(prefill?.scopes ?? []);
   const [presetId, setPresetId] = useState('');
   const [advanced, setAdvanced] = useState('');
-  const [drafts, setDrafts] = useState<SettingDrafts>({});
+  const [drafts, setDrafts] = useState<SettingDrafts>(prefill?.drafts ?? {});
   const schema = useStore(stores.schema, schemaOf);
-  const [resolve, setResolve] = useState('');
+  const [resolve, setResolve] = useState(prefill?.resolve ?? '');
   const [busy, setBusy] = useState(false);
   const [hostError, setHostError] = useState<AppError | null>(null);
   const [created, setCreated] = useState<Created | null>(null);
@@ -109,7 +165,22 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
   };
 
   const preset = PRESETS.find((p) => p.id === presetId);
+  /** A preset fills its values into the fields (replacing those the previous preset filled and nobody changed since). */
+  const choosePreset = (id: string) => {
+    const before = PRESETS.find((p) => p.id === presetId);
+    const next = PRESETS.find((p) => p.id === id);
+    setDrafts((d) => {
+      const out: Record<string, string> = { ...d };
+      for (const [k, v] of Object.entries(before?.settings ?? {})) if (out[k] === showValue(v)) delete out[k];
+      for (const [k, v] of Object.entries(next?.settings ?? {})) out[k] = showValue(v);
+      return out;
+    });
+    setPresetId(id);
+  };
   const seedCheck = useMemo(() => checkSeedLines(seeds), [seeds]);
+  const includeCheck = useMemo(() => checkPatterns(include, 'Only URLs matching'), [include]);
+  const excludeCheck = useMemo(() => checkPatterns(exclude, 'Never URLs matching'), [exclude]);
+  const scopesCheck = useMemo(() => scopesFromRows(scopeRows), [scopeRows]);
   const depth = limitOf(maxDepth, 'Max depth');
   const pages = limitOf(maxPages, 'Max pages');
   const resolveCheck = parseObject(resolve, 'Resolve');
@@ -128,17 +199,18 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
   const settingsCheck = useMemo(() => {
     const extra = parseObject(advanced, 'Advanced settings');
     if (extra.error) return { value: undefined, error: extra.error };
-    const merged = { ...(preset?.settings ?? {}), ...draftCheck.values, ...(extra.value ?? {}) };
+    const table = scopeRows.length > 0 ? { THROTTLING_SCOPES: scopesCheck.value } : {};
+    const merged = { ...(preset?.settings ?? {}), ...draftCheck.values, ...table, ...(extra.value ?? {}) };
     const r = applySettings(merged);
     if (!r.ok) return { value: undefined, error: r.errors.map((e) => e.message).join('\n') };
     return { value: merged, error: null };
-  }, [advanced, preset, draftCheck]);
+  }, [advanced, preset, draftCheck, scopeRows, scopesCheck]);
   const refused = Object.keys(draftCheck.errors);
 
   const blocking = [
     name.trim() === '' ? 'Give the crawl a name.' : null,
-    seedCheck.good === 0 ? 'Give at least one http(s) seed URL.' : null,
-    depth.error, pages.error, resolveCheck.error, settingsCheck.error,
+    seedCheck.good === 0 && seedsFrom === null ? 'Give at least one http(s) seed URL.' : null,
+    depth.error, pages.error, includeCheck.error, excludeCheck.error, scopesCheck.error, resolveCheck.error, settingsCheck.error,
     refused.length > 0 ? `Fix the refused setting${refused.length === 1 ? '' : 's'}: ${refused.join(', ')}.` : null,
   ].filter((x): x is string => x !== null);
 
@@ -150,15 +222,18 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
     const follow: Record<string, unknown> = { scope };
     if (depth.value !== undefined) follow.max_depth = depth.value;
     if (pages.value !== undefined) follow.max_pages = pages.value;
+    if (includeCheck.list.length > 0) follow.include = includeCheck.list;
+    if (excludeCheck.list.length > 0) follow.exclude = excludeCheck.list;
     const config = {
       name: name.trim(),
-      // One text, so the host numbers bad lines as the text area does.
-      seeds,
+      // One text, so the host numbers bad lines as the text area does (with seedsFrom, the typed lines add to the copy's).
+      ...(seedsFrom === null ? { seeds } : {}),
       follow,
       settings: settingsCheck.value ?? {},
       ...(resolveCheck.value ? { resolve: resolveCheck.value } : {}),
+      ...(rules.length > 0 ? { scopes: rulesFromDrafts(rules) } : {}),
     };
-    const r = await commands.createCrawl(config);
+    const r = await commands.createCrawl(config, seedsFrom === null ? {} : { seedsFrom: seedsFrom.crawlId, ...(seeds.trim() ? { seedsText: seeds } : {}) });
     setBusy(false);
     if (!r.ok) {
       setHostError(r.error);
@@ -172,7 +247,7 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
   return (
     <section className="panel new-crawl" aria-labelledby="new-crawl-title" data-testid="new-crawl-form">
       <div className="panel-head">
-        <h2 id="new-crawl-title">New crawl</h2>
+        <h2 id="new-crawl-title">{from === undefined ? 'New crawl' : `New crawl from crawl ${from}`}</h2>
         <span className="panel-note">created, not started: start it from its header</span>
       </div>
       <form className="form-grid" onSubmit={(e) => { e.preventDefault(); void submit(); }}>
@@ -181,8 +256,14 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
             <span className="field-label">Name</span>
             <input className="input" value={name} onChange={(e) => setName(e.target.value)} placeholder="Docs refresh" />
           </label>
+          {seedsFrom && (
+            <div className="field-note seeds-from" data-testid="seeds-from">
+              Seeds: the {seedsFrom.count.toLocaleString('en-US')} seeds of “{seedsFrom.name}”, kept as they are
+              {' '}<button type="button" className="link" onClick={() => setSeedsFrom(null)}>Replace them with the lines below</button>
+            </div>
+          )}
           <label className="field">
-            <span className="field-label">Seeds, one URL a line</span>
+            <span className="field-label">{seedsFrom ? 'More seeds, one URL a line' : 'Seeds, one URL a line'}</span>
             <textarea className="input mono" rows={7} value={seeds} spellCheck={false} onChange={(e) => setSeeds(e.target.value)}
               placeholder="https://example.org/" aria-invalid={seedCheck.problems.length > 0} />
           </label>
@@ -233,11 +314,25 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
             </label>
           </div>
           {(depth.error || pages.error) && <div className="field-error">{depth.error ?? pages.error}</div>}
+          <div className="field-row">
+            <label className="field">
+              <span className="field-label">Only URLs matching <span className="muted">(regular expressions, one a line)</span></span>
+              <textarea className="input mono" rows={2} value={include} spellCheck={false} onChange={(e) => setInclude(e.target.value)}
+                placeholder="^https://docs\.example\.org/" aria-invalid={includeCheck.error !== null} aria-label="Only URLs matching" />
+            </label>
+            <label className="field">
+              <span className="field-label">Never URLs matching</span>
+              <textarea className="input mono" rows={2} value={exclude} spellCheck={false} onChange={(e) => setExclude(e.target.value)}
+                placeholder="/login|\?sort=" aria-invalid={excludeCheck.error !== null} aria-label="Never URLs matching" />
+            </label>
+          </div>
+          {(includeCheck.error || excludeCheck.error) && <div className="field-error" data-testid="pattern-error">{includeCheck.error ?? excludeCheck.error}</div>}
+          <RulesEditor rules={rules} onChange={setRules} />
         </div>
         <div className="form-col">
           <label className="field">
             <span className="field-label">Preset</span>
-            <select className="input" value={presetId} onChange={(e) => setPresetId(e.target.value)} aria-label="Preset">
+            <select className="input" value={presetId} onChange={(e) => choosePreset(e.target.value)} aria-label="Preset">
               <option value="">None (defaults)</option>
               {PRESETS.map((p) => (
                 <option key={p.id} value={p.id}>
@@ -250,7 +345,7 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
             {preset ? preset.help : 'Scrapy\'s defaults: no AutoThrottle, 8 requests per host, no delay.'}
           </div>
           {preset && <code className="preset-settings">{JSON.stringify(preset.settings)}</code>}
-          <EverySetting base={base} drafts={drafts} errors={draftCheck.errors} onDraft={onDraft} />
+          <EverySetting base={base} drafts={drafts} errors={draftCheck.errors} onDraft={onDraft} skip={SKIPPED} open={prefill !== null} />
           <label className="field">
             <span className="field-label">Settings as JSON (over the preset and the list above)</span>
             <textarea className="input mono" rows={4} value={advanced} spellCheck={false} onChange={(e) => setAdvanced(e.target.value)}
@@ -267,6 +362,9 @@ export function NewCrawlForm({ onCancel, onOpen }: { onCancel: () => void; onOpe
               placeholder={'{"example.test": "127.0.0.1"}'} aria-label="Resolve" />
           </label>
           {resolveCheck.error && <div className="field-error">{resolveCheck.error}</div>}
+        </div>
+        <div className="form-wide">
+          <ScopesTable rows={scopeRows} onChange={setScopeRows} error={scopesCheck.error} />
         </div>
         <div className="form-actions">
           {hostError && (

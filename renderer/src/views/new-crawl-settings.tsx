@@ -40,23 +40,27 @@ export function checkDrafts(schema: readonly SettingDescription[] | null, drafts
   return { values, errors };
 }
 
-export function EverySetting({ base, drafts, errors, onDraft }: {
+export function EverySetting({ base, drafts, errors, onDraft, skip, open }: {
   base: Settings;
   drafts: SettingDrafts;
   errors: Readonly<Record<string, string>>;
   onDraft: (name: string, text: string | null) => void;
+  /** Settings edited elsewhere in the form (THROTTLING_SCOPES has its table): not listed. */
+  skip?: ReadonlySet<string>;
+  /** Start unfolded (a form filled from a crawl shows what it copied). */
+  open?: boolean;
 }) {
   const { stores } = useApp();
   const schema = useStore(stores.schema, schemaOf);
   const groups = useMemo(() => {
     const out = new Map<string, SettingDescription[]>();
-    for (const d of schema ?? []) out.set(d.group, [...(out.get(d.group) ?? []), d]);
+    for (const d of schema ?? []) if (!skip?.has(d.name)) out.set(d.group, [...(out.get(d.group) ?? []), d]);
     return [...out];
-  }, [schema]);
+  }, [schema, skip]);
   const touched = Object.keys(drafts).length;
   const bad = Object.keys(errors).length;
   return (
-    <details className="every-setting" data-testid="every-setting">
+    <details className="every-setting" data-testid="every-setting" open={open}>
       <summary>
         Advanced: every setting
         <span className="muted">
@@ -97,7 +101,10 @@ const SettingField = memo(function SettingField({ d, value, draft, error, onDraf
         <div className="setting-help">{d.help}</div>
       </div>
       <div className="new-setting-edit">
-        {complex ? (
+        {typeof d.default === 'boolean' ? (
+          <Switch id={id} on={draft === undefined ? value === true : draft.trim().toLowerCase() === 'true'}
+            onChange={(on) => onDraft(d.name, on === (value === true) ? null : String(on))} />
+        ) : complex ? (
           <textarea id={id} className="input mono" rows={2} spellCheck={false} value={draft ?? ''} placeholder={shown} aria-invalid={error !== undefined}
             onChange={(e) => onDraft(d.name, e.target.value === '' ? null : e.target.value)} />
         ) : (
@@ -118,3 +125,13 @@ const SettingField = memo(function SettingField({ d, value, draft, error, onDraf
     </div>
   );
 });
+
+/** A boolean setting as a switch: on or off, said in words beside it. */
+function Switch({ id, on, onChange }: { id: string; on: boolean; onChange: (on: boolean) => void }) {
+  return (
+    <span className="switch-row">
+      <input id={id} type="checkbox" role="switch" className="switch" checked={on} aria-checked={on} onChange={(e) => onChange(e.target.checked)} />
+      <span className="switch-words" aria-hidden="true">{on ? 'on' : 'off'}</span>
+    </span>
+  );
+}
