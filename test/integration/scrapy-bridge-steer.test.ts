@@ -95,7 +95,8 @@ describe.skipIf(!PYTHON)(`Scrapy bridge: steering${SKIP_REASON}`, () => {
     const before = all.filter((e) => e.t < toSite(changedAt));
     const after = all.filter((e) => e.t > toSite(changedAt + 1000) && e.t < toSite(stopAt));
     expect(before.length).toBeGreaterThanOrEqual(5);
-    for (const g of gaps(before)) expect(g).toBeGreaterThan(470);
+    // Scrapy's 0.5 s before the change (the site's stamps carry a few ms of its own scheduling; 0.1 s after is far below).
+    for (const g of gaps(before)) expect(g).toBeGreaterThan(450);
     expect(after.length).toBeGreaterThanOrEqual(10);
     const firstAfter = all.findIndex((e) => e.t > toSite(changedAt + 1000));
     for (const g of gaps(all.slice(firstAfter - 1, firstAfter + after.length))) expect(g).toBeLessThan(250);
