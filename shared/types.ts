@@ -106,10 +106,12 @@ export const SLOT_CHANGES = [
 export type SlotChange = (typeof SLOT_CHANGES)[number];
 
 /**
- * What can change about a whole crawl that is steered from outside (a Scrapy spider, slot null):
- * `paused`: true when paused, false when resumed; `stopped`: stopped, the new value the reason.
+ * What the operator does to a whole crawl (slot null), in the crawl's journal: `started` (new value
+ * true); `paused`: true when paused, false when resumed (the old value then the status it was
+ * resumed from: paused, stopped or interrupted); `stopped`, the new value the reason. A crawl steered
+ * from outside (a Scrapy spider) records its pauses and stops the same way.
  */
-export const CRAWL_CHANGES = ['paused', 'stopped'] as const;
+export const CRAWL_CHANGES = ['started', 'paused', 'stopped'] as const;
 
 export type CrawlChange = (typeof CRAWL_CHANGES)[number];
 

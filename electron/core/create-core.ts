@@ -9,7 +9,7 @@ import {
 } from '../../shared/contract';
 import { applySettings, DEFAULT_SETTINGS, SETTINGS_SCHEMA, type Settings } from '../../shared/settings';
 import { Readable, type Writable } from 'node:stream';
-import { FOLLOW_SCOPES, type CrawlStatus, type FollowScope, type ScopeRule } from '../../shared/types';
+import { FOLLOW_SCOPES, type ChangeRecord, type CrawlChange, type CrawlStatus, type FollowScope, type ScopeRule } from '../../shared/types';
 import { parseCrawlConfig, type CrawlConfig } from './engine/crawl-config';
 import { Crawler, type CrawlStats } from './engine/crawler';
 import type { SavedCrawl } from './engine/resume';
@@ -323,6 +323,13 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       emit('crawls.changed', { crawls: list() });
   }
 
+  /** An operator's action on a whole crawl, in its journal: a change with no slot, by the user (shared/types CRAWL_CHANGES). */
+  function journal(id: number, t: number, setting: CrawlChange, oldValue: unknown, newValue: unknown): void {
+    const ch: ChangeRecord = { t, slot: null, setting, source: 'user', oldValue, newValue };
+    writer.recordChange(id, ch);
+    emit('settings.changed', { crawlId: id, changes: [ch] });
+  }
+
   function slotAction(p: { id: number; slot: string }, act: (c: Crawler) => void): SlotTuple {
     const l = live(p.id);
     // Only a slot the crawl has: a made-up key would become a slot of its own, kept for good once paused or pinned.
@@ -366,28 +373,49 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       const seeds = p.seedsText === undefined ? {} : { seeds: seedless ? [] : config.seeds };
       return (await create({ ...(c.config as object), ...seeds, settings }, p.seedsText, ' (copy)')).crawl;
     },
-    'crawls.start': (p) => start(p.id),
+    'crawls.start': async (p) => {
+      const t = realNow();
+      const started = await start(p.id);
+      journal(p.id, t, 'started', null, true);
+      return started;
+    },
     'crawls.pause': (p) => {
-      live(p.id).crawler.pause();
+      const crawler = live(p.id).crawler;
+      const was = crawler.status;
+      crawler.pause();
+      if (was === 'running') journal(p.id, realNow(), 'paused', false, true);
       return info(p.id);
     },
-    'crawls.resume': (p) => {
+    'crawls.resume': async (p) => {
+      const t = realNow();
       const l = running.get(p.id);
-      if (!l) return resumeStored(p.id);
+      if (!l) {
+        // From its saved frontier: the journal says what it was resumed from.
+        const was = stored(p.id).status;
+        const resumed = await resumeStored(p.id);
+        journal(p.id, t, 'paused', was, false);
+        return resumed;
+      }
+      const was = l.crawler.status;
       l.crawler.resume();
+      if (was === 'paused') journal(p.id, t, 'paused', true, false);
       return info(p.id);
     },
     'crawls.stop': async (p) => {
+      const t = realNow();
       const l = running.get(p.id);
       if (!l) {
         const c = stored(p.id);
         if (c.status === 'created') {
           writer.updateCrawl(p.id, { status: 'stopped', finishedAt: Date.now() });
+          journal(p.id, t, 'stopped', null, 'user');
           await writer.flush();
           return info(p.id);
         }
         fail('conflict', `crawl ${p.id} is ${c.status}`, 'id');
       }
+      const was = l!.crawler.status;
+      if (was === 'running' || was === 'paused') journal(p.id, t, 'stopped', null, 'user');
       await l!.crawler.stop();
       return info(p.id);
     },

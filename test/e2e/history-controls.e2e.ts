@@ -120,13 +120,13 @@ test('history: pinned delay and concurrency, a paused slot, a backoff reset and 
     assert.equal(m.source, 'user');
     return m;
   };
-  assert.equal(mark(pinDelay, 'slot').title, 'Delay pinned at 0.25 s');
-  assert.equal(mark(pinConc, 'slot').title, 'Concurrency pinned at 1');
+  assert.equal(mark(pinDelay, 'slot').title, 'Delay pinned to 0.25 s by you');
+  assert.equal(mark(pinConc, 'slot').title, 'Concurrency pinned to 1 by you');
   const pauseMark = mark(paused, 'pause');
-  assert.equal(pauseMark.title, 'Slot paused');
+  assert.equal(pauseMark.title, 'Slot paused by you');
   assert.equal(pauseMark.until, resumed.t, 'the pause band ends at the resume');
-  assert.equal(mark(resumed, 'pause').title, 'Slot resumed');
-  assert.equal(mark(reset, 'recovery').title, `Backoff reset: level ${before.level} → 0`);
+  assert.equal(mark(resumed, 'pause').title, 'Slot resumed by you');
+  assert.equal(mark(reset, 'recovery').title, `Backoff reset by you: level ${before.level} → 0`);
   // The Retry-After block the reset lifted ends at the reset on the chart.
   const lifted = marks.filter((a) => a.kind === 'retry-after' && a.until !== undefined && a.t <= reset.t && a.t > reset.t - 3000);
   assert.ok(lifted.length > 0, 'the block in force at the reset is marked');

@@ -7,6 +7,7 @@ import type { ChartAnnotation } from './annotation-plugin';
 import type { ChartHandle, XY } from './chart-handle';
 import { clockMs } from './time-format';
 import { onSchemeChange } from './theme';
+import { byWhom } from '../views/journal/journal-words';
 
 /** Attaches `handle` to the canvas while mounted, and rebuilds it when the colour scheme flips. */
 export function useChart(handle: ChartHandle, canvasRef: React.RefObject<HTMLCanvasElement | null>): void {
@@ -84,18 +85,8 @@ export const ChartCard = memo(function ChartCard({ handle, height = 200, tools, 
   );
 });
 
-const SOURCE_WORDS: Readonly<Record<string, string>> = {
-  user: 'by you',
-  config: 'by the crawl config',
-  autothrottle: 'by AutoThrottle',
-  backoff: 'by backoff',
-  rampup: 'by rampup',
-  robots: 'by robots.txt',
-  engine: 'by the engine',
-};
-
-/** Who changed it, in words. */
-export const sourceWords = (source: string): string => SOURCE_WORDS[source] ?? `by ${source}`;
+/** Who changed it, in words (the journal's). */
+export const sourceWords = byWhom;
 
 const POPOVER_PX = 340;
 
@@ -112,7 +103,7 @@ function AnnotationPopover({ hover, width }: { hover: Hover; width: number }) {
             {a.title}
           </div>
           <div className="pop-meta">
-            {clockMs(a.t)} · {sourceWords(a.source)}
+            {clockMs(a.t)}{a.title.includes(sourceWords(a.source)) ? '' : ` · ${sourceWords(a.source)}`}
           </div>
           {a.detail && <div className="pop-detail">{a.detail}</div>}
         </div>

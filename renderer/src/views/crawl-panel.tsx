@@ -8,6 +8,7 @@ import { useCrawlShortcuts } from '../keyboard';
 import { useApp } from './app-context';
 import { CrawlHeader } from './crawl-header';
 import { CrawlView } from './crawl-view/crawl-view';
+import { JournalView } from './journal/journal-view';
 import { CompareTab } from './history/compare-tab';
 import { HistoryTab } from './history/history-tab';
 import { LogView } from './log/log-view';
@@ -18,7 +19,7 @@ import { SlotTable } from './slot-table';
 import { StatsTab } from './stats/stats-tab';
 import { WarningsPanel } from './warnings-panel';
 
-type Tab = 'slots' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'stats' | 'crawl' | 'settings' | 'warnings';
+type Tab = 'slots' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'stats' | 'journal' | 'crawl' | 'settings' | 'warnings';
 const warningCount = (s: CrawlLogStore) => s.warnings().length;
 
 export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
@@ -83,6 +84,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
         {tabButton('compare', 'Compare')}
         {tabButton('log', 'Log')}
         {tabButton('stats', 'Stats')}
+        {tabButton('journal', 'Journal')}
         {tabButton('crawl', 'Crawl')}
         {tabButton('settings', 'Settings')}
         {tabButton('warnings', warnings > 0 ? `Warnings (${warnings})` : 'Warnings')}
@@ -95,6 +97,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
         {tab === 'compare' && <CompareTab crawlId={crawlId} initial={historySlot ? [historySlot] : []} />}
         {tab === 'log' && <LogView crawlId={crawlId} />}
         {tab === 'stats' && <StatsTab crawlId={crawlId} />}
+        {tab === 'journal' && <JournalView crawlId={crawlId} onOpenHistory={openHistory} />}
         {tab === 'crawl' && <CrawlView crawlId={crawlId} onEditCopy={(id) => onEditCopy?.(id)} />}
         {tab === 'settings' && <SettingsPanel crawlId={crawlId} />}
         {tab === 'warnings' && <WarningsPanel crawlId={crawlId} />}

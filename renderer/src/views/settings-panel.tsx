@@ -5,7 +5,7 @@ import { memo, useCallback, useMemo, useState } from 'react';
 import type { SettingDescription } from '../../../shared/contract';
 import { applySettings, type Settings } from '../../../shared/settings';
 import type { ChangeRecord, SlotChange } from '../../../shared/types';
-import { resetValue } from './history/annotations';
+import { isNoop, resetValue } from './journal/journal-words';
 import type { SchemaStore } from '../store/app-state';
 import type { CrawlLogStore } from '../store/crawl-log-store';
 import type { CrawlsStore } from '../store/crawls-store';
@@ -154,7 +154,9 @@ const SettingRow = memo(function SettingRow({ crawlId, d, settings, readOnly }: 
 });
 
 function ChangesList({ log }: { log: CrawlLogStore }) {
-  const changes = useStore(log, changesOf);
+  // A change that changed nothing (a block to the same end, a setting to its own value) is no row.
+  const all = useStore(log, changesOf);
+  const changes = useMemo(() => all.filter((c) => !isNoop(c)), [all]);
   return (
     <section className="changes" aria-labelledby="changes-title">
       <div className="panel-head">

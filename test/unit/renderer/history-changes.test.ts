@@ -50,10 +50,10 @@ describe('slot changes on the history charts', () => {
     expect(backoffSteps(S, changes)).toEqual([{ t: 100, level: 1 }, { t: 200, level: 2 }, { t: 500, level: 0 }]);
     const marks = slotAnnotations(S, changes, []);
     expect(marks.find((m) => m.kind === 'retry-after')?.until).toBe(500);
-    expect(marks.find((m) => m.title === 'Slot paused')?.until).toBe(900);
-    expect(marks.find((m) => m.kind === 'recovery')?.title).toBe('Backoff reset: level 2 → 0');
+    expect(marks.find((m) => m.title === 'Slot paused by you')?.until).toBe(900);
+    expect(marks.find((m) => m.kind === 'recovery')?.title).toBe('Backoff reset by you: level 2 → 0');
     // Still paused: the band runs to the right edge.
-    expect(slotAnnotations(S, changes.slice(0, 5), []).find((m) => m.title === 'Slot paused')?.until).toBe(Infinity);
+    expect(slotAnnotations(S, changes.slice(0, 5), []).find((m) => m.title === 'Slot paused by you')?.until).toBe(Infinity);
   });
 
   it('a pinned concurrency is the limit; the delay pin and the Crawl-delay are step lines', () => {
