@@ -22,10 +22,10 @@ const FORMAT_NAMES: Readonly<Record<ExportFormat, string>> = {
 };
 
 /** The dialog's options for an export of `params` (crawl, format, slot), suggested in `folder`. */
-export function exportSaveOptions(params: { crawlId: number; format: ExportFormat; slot?: string }, folder: string): SaveOptions {
+export function exportSaveOptions(params: { crawlId: number; format: ExportFormat; slot?: string; from?: number; to?: number }, folder: string): SaveOptions {
   return {
     title: `Export ${FORMAT_NAMES[params.format]}`,
-    defaultPath: join(folder, exportFileName({ crawlId: params.crawlId, format: params.format, slot: params.slot })),
+    defaultPath: join(folder, exportFileName({ crawlId: params.crawlId, format: params.format, slot: params.slot, from: params.from, to: params.to })),
     filters: [{ name: FORMAT_NAMES[params.format], extensions: EXPORT_EXTENSIONS[params.format].map((e) => e.slice(1)) }],
   };
 }
@@ -40,12 +40,13 @@ export async function withExportPath(
   method: string, params: unknown, folder: string, pick: (o: SaveOptions) => Promise<string | null>,
 ): Promise<{ readonly params: unknown } | { readonly reply: Reply }> {
   if (method !== 'history.export' || typeof params !== 'object' || params === null) return { params };
-  const p = params as { crawlId?: unknown; format?: unknown; slot?: unknown; path?: unknown };
+  const p = params as { crawlId?: unknown; format?: unknown; slot?: unknown; path?: unknown; from?: unknown; to?: unknown };
   if (p.path !== undefined) return { params };
   // A bad crawl id or format is the core's to refuse, in its words: no dialog for it.
   if (typeof p.crawlId !== 'number' || !EXPORT_FORMATS.includes(p.format as ExportFormat)) return { params };
   const format = p.format as ExportFormat;
-  const chosen = await pick(exportSaveOptions({ crawlId: p.crawlId, format, slot: typeof p.slot === 'string' ? p.slot : undefined }, folder));
+  const time = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
+  const chosen = await pick(exportSaveOptions({ crawlId: p.crawlId, format, slot: typeof p.slot === 'string' ? p.slot : undefined, from: time(p.from), to: time(p.to) }, folder));
   if (chosen === null || chosen === '') return { reply: { ok: false, error: { code: 'canceled', message: 'export canceled: no file was chosen', field: 'path' } } };
   const exts = EXPORT_EXTENSIONS[format];
   const path = exts.some((e) => chosen.toLowerCase().endsWith(e)) ? chosen : `${chosen}${exts[0]}`;

@@ -52,10 +52,20 @@ export function parseExportQuery(raw: string): ExportQuery & { readonly crawlId:
   return { crawlId: Number(idText), format: format as ExportFormat, ...(slot !== null ? { slot } : {}), from, to };
 }
 
-/** The download's file name: `slotscope-crawl-<id>[-<slot>].<ext>`, plain ASCII. */
+/** A time in a file name: UTC to the second, `20261122T140327Z`. */
+function fileStamp(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+/**
+ * The download's file name: `slotscope-crawl-<id>[-<slot>][-<from>-<to>].<ext>`, plain ASCII; a time
+ * range is written as its UTC ends (`start`/`end` for an open one), so two ranges never share a name.
+ */
 export function exportFileName(q: ExportQuery & { readonly crawlId: number }): string {
   const slot = q.slot ? `-${q.slot.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 60)}` : '';
-  return `slotscope-crawl-${q.crawlId}${slot}${EXPORT_EXTENSIONS[q.format][0]}`;
+  const range = q.from !== undefined || q.to !== undefined
+    ? `-${q.from !== undefined ? fileStamp(q.from) : 'start'}-${q.to !== undefined ? fileStamp(q.to) : 'end'}` : '';
+  return `slotscope-crawl-${q.crawlId}${slot}${range}${EXPORT_EXTENSIONS[q.format][0]}`;
 }
 
 function text(res: ServerResponse, status: number, headers: Record<string, string>, body: string, head: boolean): void {

@@ -174,12 +174,21 @@ test('history debug log: Scrapy-format lines filtered by slot, kind and text; do
   assert.ok(scrapy.length > 0);
   for (const line of scrapy) assert.match(line, /\[scrapy\.extensions\.throttle\] INFO: slot: \S+ \| conc:/);
 
-  // The visible time range: a download narrowed to the lines on screen.
+  // A time range chosen above the log (its first half): a download narrowed to it.
   await page.getByLabel('Filter by slot').fill('');
   await list.evaluate((el) => { el.scrollTop = 0; });
+  const ts = jsonl.map((r) => r.t as number).sort((x, y) => x - y);
+  const pad = (n: number) => String(n).padStart(2, '0');
+  const local = (ms: number) => { const d = new Date(ms); return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`; };
+  const rangeFrom = Math.floor(ts[0] / 1000) * 1000;
+  const rangeTo = Math.max(rangeFrom + 1000, Math.floor((ts[0] + ts[ts.length - 1]) / 2000) * 1000);
+  await page.locator('input[aria-label="From"]').fill(local(rangeFrom));
+  await page.locator('input[aria-label="To"]').fill(local(rangeTo));
+  await page.locator('input[aria-label="To"]').press('Enter');
   await page.waitForTimeout(200);
   const ranged = (await download('jsonl', 'range')).trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { t: number });
   assert.ok(ranged.length < responses.requests, `the range export has ${ranged.length} of ${responses.requests} records`);
+  assert.ok(ranged.every((r) => r.t >= rangeFrom && r.t < rangeTo), 'every record within the range chosen');
   assert.match((await textOf(page.getByTestId('export-status'))) ?? '', /Downloading/);
   assertNoPageErrors(p);
 }, { timeoutMs: 180_000 });

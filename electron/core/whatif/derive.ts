@@ -2,7 +2,7 @@
 // responses with the replayed delays, its changes), so its series overlay the original's in charts.
 
 import type { WhatIfResult } from '../../../shared/contract';
-import type { Settings } from '../../../shared/settings';
+import { settingSpec, type Settings } from '../../../shared/settings';
 import type { HistoryWriter } from '../store/history-writer';
 import type { HistoryReader } from '../store/queries';
 import { initialSettings, WhatIfReplay, whatIfSettings, WhatIfSettingsError } from './replay';
@@ -32,9 +32,27 @@ export interface WhatIfOptions {
 
 const PAGE = 5000;
 
-function describePatch(patch: Readonly<Record<string, unknown>>): string {
-  const text = Object.entries(patch).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ');
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text || 'same settings';
+/** Short words for the settings a what-if usually changes (the others go by their schema label). */
+const SHORT: Readonly<Record<string, string>> = {
+  AUTOTHROTTLE_TARGET_CONCURRENCY: 'target', AUTOTHROTTLE_START_DELAY: 'start delay', AUTOTHROTTLE_MAX_DELAY: 'max delay',
+  AUTOTHROTTLE_ENABLED: 'AutoThrottle', DOWNLOAD_DELAY: 'delay', CONCURRENT_REQUESTS_PER_DOMAIN: 'concurrency',
+  BACKOFF_MIN_DELAY: 'backoff from', BACKOFF_MAX_DELAY: 'backoff up to', BACKOFF_DELAY_FACTOR: 'backoff factor', BACKOFF_WINDOW: 'backoff window',
+};
+
+/** A changed setting in a few words: "target 4", "delay 0.5 s", "AutoThrottle off". */
+function settingWords(name: string, v: unknown): string {
+  const spec = settingSpec(name);
+  const label = SHORT[name] ?? (spec ? spec.label.replace(/\s*\((s|bytes)\)$/, '').toLowerCase() : name);
+  const seconds = spec?.label.endsWith('(s)') === true;
+  const value = typeof v === 'boolean' ? (v ? 'on' : 'off') : typeof v === 'number' ? `${v}${seconds ? ' s' : ''}` : Array.isArray(v) ? v.join(', ') : typeof v === 'object' && v !== null ? 'changed' : String(v);
+  return `${label} ${value}`;
+}
+
+/** The derived crawl's name: what the replay changed, in words, and where it comes from ("What if: target 4, from crawl 3"). */
+export function whatIfName(patch: Readonly<Record<string, unknown>>, crawlId: number, slot?: string): string {
+  const text = Object.entries(patch).map(([k, v]) => settingWords(k, v)).join(', ') || 'the same settings';
+  const what = text.length > 100 ? `${text.slice(0, 97)}...` : text;
+  return `What if: ${what}${slot !== undefined ? `, slot ${slot}` : ''}, from crawl ${crawlId}`;
 }
 
 /**
@@ -65,7 +83,7 @@ export async function runWhatIf(o: WhatIfOptions): Promise<WhatIfResult> {
   const { settings, changed } = whatIfSettings(patch, initial);
 
   const start = crawl.startedAt ?? crawl.createdAt;
-  const derivedId = await o.writer.createCrawl(`What-if: ${crawl.name} (${describePatch(patch)})`, crawl.config, settings);
+  const derivedId = await o.writer.createCrawl(whatIfName(patch, o.crawlId, o.slot), crawl.config, settings);
   try {
     // 'failed' until it is complete: a partial one (the process died) says so, and neither state
     // can be started or resumed (a derived crawl has nothing to fetch).

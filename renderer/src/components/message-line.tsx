@@ -10,10 +10,12 @@ const current = (s: MessageStore) => s.current();
 export function MessageLine() {
   const { stores } = useApp();
   const message = useStore(stores.messages, current);
-  if (!message) return null;
+  // The live region is always there (empty and hidden when nothing is wrong), so a screen reader
+  // announces a message the moment it is written into it.
+  if (!message) return <div className="visually-hidden" role="alert" aria-live="assertive" aria-atomic="true" />;
   const { action, error } = message;
   return (
-    <div className="message-line" role="alert" data-testid="message-line" data-code={error.code}>
+    <div className="message-line" role="alert" aria-live="assertive" aria-atomic="true" data-testid="message-line" data-code={error.code}>
       <span className="message-text">
         <strong>{action} failed:</strong> {error.message}
         <span className="message-meta">

@@ -186,7 +186,8 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
           {formatCount(stats?.slots ?? info.slots)}
         </Stat>
         <Stat label="Warnings" testId="stat-warnings">
-          <button type="button" className={`link${warnings > 0 ? ' warn-text' : ''}`} onClick={onShowWarnings} title="Show the warnings">
+          <button type="button" className={`link${warnings > 0 ? ' warn-text' : ''}`} onClick={onShowWarnings} title="Show the warnings"
+            aria-label={`${formatCount(warnings)} warning${warnings === 1 ? '' : 's'}: show ${warnings === 1 ? 'it' : 'them'}`}>
             {formatCount(warnings)}
           </button>
         </Stat>

@@ -1,7 +1,7 @@
-// The crawls in the history, newest first: one row each with its status and figures; a click
-// selects the crawl the rest of the window shows and steers.
+// The crawls in the history, newest first: one row each with its status and figures, a crawl's
+// what-if replays listed under it; a click selects the crawl the rest of the window shows and steers.
 
-import { useCallback, useEffect, useRef } from 'react';
+import { useCallback, useEffect, useMemo, useRef } from 'react';
 import type { CrawlInfo } from '../../../shared/contract';
 import { Badge } from '../components/badge';
 import { OFFLINE_TITLE, useHostOnline } from '../components/connection-notice';
@@ -16,11 +16,28 @@ import { CRAWL_STATUS_TONE } from './tones';
 const list = (s: CrawlsStore) => s.list();
 const loaded = (s: CrawlsStore) => s.isLoaded();
 
+/** The crawls in the host's order, each what-if replay moved under the crawl it replays (oldest replay first). */
+export function nestReplays(crawls: readonly CrawlInfo[]): readonly { readonly crawl: CrawlInfo; readonly nested: boolean }[] {
+  const ids = new Set(crawls.map((c) => c.id));
+  const children = new Map<number, CrawlInfo[]>();
+  for (const c of crawls) {
+    if (c.derivedFrom !== undefined && ids.has(c.derivedFrom)) children.set(c.derivedFrom, [...(children.get(c.derivedFrom) ?? []), c]);
+  }
+  const out: { crawl: CrawlInfo; nested: boolean }[] = [];
+  for (const c of crawls) {
+    if (c.derivedFrom !== undefined && ids.has(c.derivedFrom)) continue;
+    out.push({ crawl: c, nested: false });
+    for (const d of (children.get(c.id) ?? []).sort((a, b) => a.id - b.id)) out.push({ crawl: d, nested: true });
+  }
+  return out;
+}
+
 export function CrawlList({ selectedId, onSelect, onNew }: { selectedId: number | null; onSelect: (id: number) => void; onNew: () => void }) {
   const { stores } = useApp();
   const crawls = useStore(stores.crawls, list);
   const isLoaded = useStore(stores.crawls, loaded);
   const online = useHostOnline();
+  const rows = useMemo(() => nestReplays(crawls), [crawls]);
   return (
     <section className="panel crawl-list" aria-labelledby="crawls-title">
       <div className="panel-head">
@@ -50,8 +67,8 @@ export function CrawlList({ selectedId, onSelect, onNew }: { selectedId: number 
               </tr>
             </thead>
             <tbody>
-              {crawls.map((c) => (
-                <CrawlRow key={c.id} crawl={c} selected={c.id === selectedId} onSelect={onSelect} />
+              {rows.map(({ crawl, nested }) => (
+                <CrawlRow key={crawl.id} crawl={crawl} nested={nested} selected={crawl.id === selectedId} onSelect={onSelect} />
               ))}
             </tbody>
           </table>
@@ -70,7 +87,7 @@ function useRate(crawl: CrawlInfo): string {
   return `${(crawl.requests / ((crawl.finishedAt - crawl.startedAt) / 1000)).toFixed(1)}/s`;
 }
 
-function CrawlRow({ crawl, selected, onSelect }: { crawl: CrawlInfo; selected: boolean; onSelect: (id: number) => void }) {
+function CrawlRow({ crawl, nested, selected, onSelect }: { crawl: CrawlInfo; nested: boolean; selected: boolean; onSelect: (id: number) => void }) {
   const rate = useRate(crawl);
   // The selected crawl is brought into view (a copy just made lands on top), below the sticky
   // header: the list's scroll-padding-top keeps the header from covering it, here and on focus.
@@ -79,9 +96,11 @@ function CrawlRow({ crawl, selected, onSelect }: { crawl: CrawlInfo; selected: b
     if (selected) ref.current?.scrollIntoView?.({ block: 'nearest' });
   }, [selected]);
   return (
-    <tr ref={ref} className={selected ? 'selected' : undefined} aria-selected={selected} data-crawl={crawl.id} onClick={() => onSelect(crawl.id)}>
+    <tr ref={ref} className={`${selected ? 'selected' : ''}${nested ? ' nested-row' : ''}`.trim() || undefined} aria-selected={selected} data-crawl={crawl.id}
+      data-derived-from={crawl.derivedFrom} onClick={() => onSelect(crawl.id)}>
       <td className="left">
-        <button type="button" className="link" onClick={() => onSelect(crawl.id)}>
+        {nested && <span className="nested-mark" aria-hidden="true">↳ </span>}
+        <button type="button" className="link" onClick={() => onSelect(crawl.id)} title={nested ? `A what-if replay of crawl ${crawl.derivedFrom}` : undefined}>
           {crawl.name}
         </button>
         {crawl.source && <> <Badge tone="info" testId="crawl-source" title={`Run by a ${crawl.source} spider, streamed in by slotscope-scrapy`}>{crawl.source}</Badge></>}

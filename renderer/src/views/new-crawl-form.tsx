@@ -318,12 +318,12 @@ function CrawlForm({ onCancel, onOpen, prefill, from }: { onCancel: () => void; 
             <label className="field">
               <span className="field-label">Only URLs matching <span className="muted">(regular expressions, one a line)</span></span>
               <textarea className="input mono" rows={2} value={include} spellCheck={false} onChange={(e) => setInclude(e.target.value)}
-                placeholder="^https://docs\.example\.org/" aria-invalid={includeCheck.error !== null} aria-label="Only URLs matching" />
+                placeholder="^https://docs\.example\.org/" aria-invalid={includeCheck.error !== null} />
             </label>
             <label className="field">
               <span className="field-label">Never URLs matching</span>
               <textarea className="input mono" rows={2} value={exclude} spellCheck={false} onChange={(e) => setExclude(e.target.value)}
-                placeholder="/login|\?sort=" aria-invalid={excludeCheck.error !== null} aria-label="Never URLs matching" />
+                placeholder="/login|\?sort=" aria-invalid={excludeCheck.error !== null} />
             </label>
           </div>
           {(includeCheck.error || excludeCheck.error) && <div className="field-error" data-testid="pattern-error">{includeCheck.error ?? excludeCheck.error}</div>}
@@ -347,9 +347,9 @@ function CrawlForm({ onCancel, onOpen, prefill, from }: { onCancel: () => void; 
           {preset && <code className="preset-settings">{JSON.stringify(preset.settings)}</code>}
           <EverySetting base={base} drafts={drafts} errors={draftCheck.errors} onDraft={onDraft} skip={SKIPPED} open={prefill !== null} />
           <label className="field">
-            <span className="field-label">Settings as JSON (over the preset and the list above)</span>
+            <span className="field-label">Advanced settings as JSON (applied last, over every field above)</span>
             <textarea className="input mono" rows={4} value={advanced} spellCheck={false} onChange={(e) => setAdvanced(e.target.value)}
-              placeholder={'{"DOWNLOAD_DELAY": 0.5}'} aria-invalid={settingsCheck.error !== null} aria-label="Advanced settings" />
+              placeholder={'{"DOWNLOAD_DELAY": 0.5}'} aria-invalid={settingsCheck.error !== null} />
           </label>
           {settingsCheck.error && (
             <div className="field-error pre" data-testid="advanced-error">
@@ -359,7 +359,7 @@ function CrawlForm({ onCancel, onOpen, prefill, from }: { onCancel: () => void; 
           <label className="field">
             <span className="field-label">Resolve (optional JSON: host → IP address)</span>
             <textarea className="input mono" rows={2} value={resolve} spellCheck={false} onChange={(e) => setResolve(e.target.value)}
-              placeholder={'{"example.test": "127.0.0.1"}'} aria-label="Resolve" />
+              placeholder={'{"example.test": "127.0.0.1"}'} />
           </label>
           {resolveCheck.error && <div className="field-error">{resolveCheck.error}</div>}
         </div>

@@ -7,7 +7,7 @@ import { span as spanWords } from '../../charts/time-format';
 import { useStore } from '../../store/use-store';
 import { useApp } from '../app-context';
 import { formatCount } from '../format';
-import { HistorySource, type HistoryData, type RangeChoice } from './history-source';
+import { HistorySource, type CrawlSpan, type HistoryData, type RangeChoice } from './history-source';
 import { isMissing } from './history-api';
 import { RangePicker } from './range-picker';
 import { SlotCharts, typicalSpan } from './slot-charts';
@@ -41,13 +41,23 @@ const sameStatus = (a: Status, b: Status) =>
   a.loading === b.loading && a.error === b.error && a.buckets === b.buckets && a.responses === b.responses && a.infos === b.infos && a.generation === b.generation && a.span === b.span &&
   a.fetchMs === b.fetchMs && a.from === b.from && a.to === b.to;
 
+/**
+ * Where a slot's history opens: the last 5 minutes of a crawl running for longer than that, else all
+ * of it (a crawl that ran 30 s is not drawn in a corner of 5 empty minutes).
+ */
+export function defaultRange(span: CrawlSpan, now = Date.now()): RangeChoice {
+  return span.live && span.start !== null && now - span.start > FIVE_MIN_MS ? FIVE_MIN : ALL;
+}
+
+const FIVE_MIN_MS = 5 * 60_000;
+
 /** A moment shown from a request's detail: this much before and after it. */
 const FOCUS_MS = 30_000;
 
 export function SlotDetail({ crawlId, slot, focusT }: { crawlId: number; slot: string; focusT?: number }) {
   const { transport, stores } = useApp();
   const span = useCrawlSpan(crawlId);
-  const [range, setRange] = useState<RangeChoice>(() => (focusT !== undefined ? { kind: 'custom', from: focusT - FOCUS_MS, to: focusT + FOCUS_MS } : span.live ? FIVE_MIN : ALL));
+  const [range, setRange] = useState<RangeChoice>(() => (focusT !== undefined ? { kind: 'custom', from: focusT - FOCUS_MS, to: focusT + FOCUS_MS } : defaultRange(span)));
   const source = useMemo(() => new HistorySource(transport, { crawlId, slot, responses: true, infos: true }), [transport, crawlId, slot]);
   const charts = useMemo(() => new SlotCharts('slot'), []);
   const log = stores.crawlLogs.get(crawlId);
@@ -95,7 +105,7 @@ export function SlotDetail({ crawlId, slot, focusT }: { crawlId: number; slot: s
         <h3 className="slot-detail-title" title={slot}>{slot}</h3>
         <RangePicker value={range} shown={{ from: status.from || Date.now() - 60_000, to: status.to || Date.now() }} onChange={setRange} />
         {range.kind === 'custom' && (
-          <button type="button" className="btn btn-small" onClick={() => setRange(span.live ? FIVE_MIN : ALL)}>
+          <button type="button" className="btn btn-small" onClick={() => setRange(defaultRange(span))}>
             Reset zoom
           </button>
         )}

@@ -9,6 +9,8 @@ import { useApp } from '../app-context';
 import { formatCount } from '../format';
 import { useSlotKeys } from '../history/slot-keys';
 import { useCrawlSpan } from '../history/use-crawl-span';
+import type { RangeChoice } from '../history/history-source';
+import { RangePicker } from '../history/range-picker';
 import { ExportBar, type ExportScope } from './export-bar';
 import { LOG_LIMIT, LogStore, type LogLine } from './log-store';
 
@@ -26,6 +28,8 @@ export function LogView({ crawlId, slot: initialSlot }: { crawlId: number; slot?
   const [slot, setSlot] = useState(initialSlot ?? '');
   const [kinds, setKinds] = useState<ReadonlySet<EventKind>>(() => new Set(EVENT_KINDS));
   const [text, setText] = useState('');
+  // A time range the lines are narrowed to (and an export can take): the whole crawl unless one is chosen.
+  const [range, setRange] = useState<RangeChoice>({ kind: 'all' });
   const slotFilter = slot.trim() === '' ? null : slot.trim();
   // One kind can be asked of the host; several are filtered here.
   const hostKind = kinds.size === 1 ? [...kinds][0] : null;
@@ -39,18 +43,25 @@ export function LogView({ crawlId, slot: initialSlot }: { crawlId: number; slot?
   const meta = useStore(store, metaOf);
   const [loading, error] = [meta.startsWith('1'), meta.slice(2) || null];
   const needle = text.trim().toLowerCase();
+  const end = span.live || span.end === null ? null : span.end;
+  const win = range.kind === 'custom' ? { from: range.from, to: range.to }
+    : range.kind === 'last' ? { from: (end ?? Date.now()) - range.ms, to: end ?? Infinity } : null;
+  const winFrom = win?.from ?? -Infinity;
+  const winTo = win?.to ?? Infinity;
   const shown = useMemo(
-    () => lines.filter((l) => kinds.has(l.event.kind) && (needle === '' || l.lower.includes(needle))),
-    [lines, kinds, needle],
+    () => lines.filter((l) => kinds.has(l.event.kind) && (needle === '' || l.lower.includes(needle)) && l.event.t >= winFrom && l.event.t < winTo),
+    [lines, kinds, needle, winFrom, winTo],
   );
 
-  const [visible, setVisible] = useState<{ from: number; to: number } | null>(null);
+  // The time range chosen above (never the lines the panel's height lets in view): the same whatever
+  // the window's size, and named in the file's name.
+  const rangeTo = win === null ? null : Number.isFinite(win.to) ? win.to : Date.now();
   const scopes: ExportScope[] = [
     { id: 'crawl', label: 'The whole crawl' },
     slotFilter ? { id: 'slot', label: `Slot ${slotFilter}`, slot: slotFilter } : { id: 'slot', label: 'The filtered slot', unavailable: 'Type a slot in the filter first' },
-    visible
-      ? { id: 'range', label: 'The time range on screen', from: visible.from, to: visible.to + 1, ...(slotFilter ? { slot: slotFilter } : {}) }
-      : { id: 'range', label: 'The time range on screen', unavailable: 'No lines on screen' },
+    win !== null && rangeTo !== null
+      ? { id: 'range', label: 'The time range chosen', from: win.from, to: rangeTo, ...(slotFilter ? { slot: slotFilter } : {}) }
+      : { id: 'range', label: 'The time range chosen', unavailable: 'Choose a time range above first' },
   ];
 
   const toggleKind = (k: EventKind) => setKinds((s) => {
@@ -75,12 +86,14 @@ export function LogView({ crawlId, slot: initialSlot }: { crawlId: number; slot?
             </label>
           ))}
         </span>
+        <RangePicker value={range} onChange={setRange}
+          shown={{ from: win?.from ?? span.start ?? Date.now() - 60_000, to: (win && Number.isFinite(win.to) ? win.to : null) ?? end ?? Date.now() }} />
         <label className="field-row">
           <span className="muted">Text</span>
           <input className="input" type="search" value={text} onChange={(e) => setText(e.target.value)} placeholder="contains…" aria-label="Filter by text" />
         </label>
       </div>
-      <LogList lines={shown} onVisible={setVisible} />
+      <LogList lines={shown} />
       <div className="log-foot">
         {!loading && !lines.some((l) => l.event.kind === 'debug') && (
           <span className="muted" data-testid="log-debug-note">
@@ -97,7 +110,7 @@ export function LogView({ crawlId, slot: initialSlot }: { crawlId: number; slot?
 }
 
 /** The virtualised list: only the rows in view (and a few around) are in the DOM. */
-function LogList({ lines, onVisible }: { lines: readonly LogLine[]; onVisible: (r: { from: number; to: number } | null) => void }) {
+function LogList({ lines }: { lines: readonly LogLine[] }) {
   const ref = useRef<HTMLDivElement>(null);
   const [top, setTop] = useState(0);
   const [height, setHeight] = useState(400);
@@ -129,13 +142,6 @@ function LogList({ lines, onVisible }: { lines: readonly LogLine[]; onVisible: (
 
   const first = Math.max(0, Math.floor(top / LOG_ROW_PX) - OVERSCAN);
   const last = Math.min(lines.length, Math.ceil((top + height) / LOG_ROW_PX) + OVERSCAN);
-  const inViewFrom = Math.min(lines.length - 1, Math.floor(top / LOG_ROW_PX));
-  const inViewTo = Math.min(lines.length - 1, Math.ceil((top + height) / LOG_ROW_PX) - 1);
-  const visFrom = lines.length > 0 ? lines[Math.max(0, inViewFrom)].event.t : null;
-  const visTo = lines.length > 0 ? lines[Math.max(0, inViewTo)].event.t : null;
-  useEffect(() => {
-    onVisible(visFrom === null || visTo === null ? null : { from: visFrom, to: visTo });
-  }, [visFrom, visTo, onVisible]);
 
   // Lines never wrap (rows are one fixed height): the list is as wide as its longest line and scrolls sideways to it.
   const widest = useMemo(() => lines.reduce((n, l) => Math.max(n, l.text.length), 0), [lines]);
