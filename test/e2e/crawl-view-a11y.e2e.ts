@@ -50,7 +50,7 @@ test('a11y: a live region announces a refused command; arrow keys move between t
   const form = page.getByTestId('new-crawl-form');
   await form.getByRole('textbox', { name: 'Advanced settings as JSON (applied last, over every field above)', exact: true }).waitFor();
   await form.getByRole('textbox', { name: 'Resolve (optional JSON: host → IP address)', exact: true }).waitFor();
-  await form.getByRole('textbox', { name: 'Only URLs matching (regular expressions, one a line)', exact: true }).waitFor();
+  await form.getByRole('textbox', { name: 'Only URLs matching', exact: true }).waitFor();
   await form.getByRole('textbox', { name: 'Seeds, one URL a line', exact: true }).waitFor();
   // Every box of the form whose label wraps it is named by that label's text, nothing else.
   const mismatched = await form.locator('label.field').evaluateAll((labels) => (labels as unknown as {

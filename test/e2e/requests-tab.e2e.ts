@@ -124,9 +124,11 @@ test('requests: a slot\'s queue lists the next URLs with their depth and retries
   await waitForText(page.getByTestId('crawl-status'), 'created');
   await page.getByRole('button', { name: 'Start', exact: true }).click();
   await waitForText(page.getByTestId('crawl-status'), 'running');
-  await page.getByRole('tab', { name: 'Requests' }).click();
-  await page.getByRole('button', { name: 'Queued' }).click();
-  await page.getByTestId('requests-slot').fill(SLOW);
+  // From the slot's row: its ⋯ menu opens the Requests tab on its queue.
+  await page.getByRole('button', { name: `More actions for slot ${SLOW}` }).click();
+  await page.getByRole('menuitem', { name: 'Show its queue' }).click();
+  await waitFor(async () => (await page.getByTestId('requests-tab').getAttribute('data-mode')) === 'queue', 'the queue view');
+  assert.equal(await page.getByTestId('requests-slot').inputValue(), SLOW);
   const table = page.getByTestId('queue-table');
   await waitFor(async () => (await table.locator('tbody tr').count()) > 10, 'queued URLs listed', 15_000, () => textOf(page.getByTestId('queue-status')));
   const firstUrls = await table.locator('tbody tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-url')));

@@ -90,7 +90,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
         {tabButton('warnings', warnings > 0 ? `Warnings (${warnings})` : 'Warnings')}
       </div>
       <div className="tab-body" id="crawl-tabpanel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
-        {tab === 'slots' && <SlotTable table={table} crawlId={crawlId} onOpenHistory={openHistory} />}
+        {tab === 'slots' && <SlotTable table={table} crawlId={crawlId} onOpenHistory={openHistory} onOpenRequests={openRequests} />}
         {tab === 'requests' && <RequestsTab key={requestsAt.seq} crawlId={crawlId} initial={requestsAt} onOpenHistory={openHistory} />}
         {tab === 'overview' && <OverviewTab crawlId={crawlId} onOpenSlot={openHistory} />}
         {tab === 'history' && <HistoryTab crawlId={crawlId} slot={historySlot} focus={historyFocus} onSlot={(s) => { setHistorySlot(s); setHistoryFocus(null); }} />}

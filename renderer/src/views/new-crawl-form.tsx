@@ -316,7 +316,7 @@ function CrawlForm({ onCancel, onOpen, prefill, from }: { onCancel: () => void; 
           {(depth.error || pages.error) && <div className="field-error">{depth.error ?? pages.error}</div>}
           <div className="field-row">
             <label className="field">
-              <span className="field-label">Only URLs matching <span className="muted">(regular expressions, one a line)</span></span>
+              <span className="field-label">Only URLs matching</span>
               <textarea className="input mono" rows={2} value={include} spellCheck={false} onChange={(e) => setInclude(e.target.value)}
                 placeholder="^https://docs\.example\.org/" aria-invalid={includeCheck.error !== null} />
             </label>
@@ -326,6 +326,7 @@ function CrawlForm({ onCancel, onOpen, prefill, from }: { onCancel: () => void; 
                 placeholder="/login|\?sort=" aria-invalid={excludeCheck.error !== null} />
             </label>
           </div>
+          <div className="field-note">Regular expressions on the whole URL, one a line: links matching none of the first list, or one of the second, are not followed.</div>
           {(includeCheck.error || excludeCheck.error) && <div className="field-error" data-testid="pattern-error">{includeCheck.error ?? excludeCheck.error}</div>}
           <RulesEditor rules={rules} onChange={setRules} />
         </div>

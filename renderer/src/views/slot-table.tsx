@@ -20,12 +20,14 @@ export interface SlotTableProps {
   readonly crawlId: number;
   /** Opens a slot's history; without it, "Open history" says the view comes in a later version. */
   readonly onOpenHistory?: (slotKey: string) => void;
+  /** Opens the Requests tab on a slot: its requests done, or its queue. */
+  readonly onOpenRequests?: (slotKey: string, mode: 'requests' | 'queue') => void;
 }
 
 /** Rows to show: a snapshot came and it has slots (a crawl that has none yet says why instead). */
 const hasRows = (t: SlotTableStore) => t.hasData() && t.size() > 0;
 
-export function SlotTable({ table, crawlId, onOpenHistory }: SlotTableProps) {
+export function SlotTable({ table, crawlId, onOpenHistory, onOpenRequests }: SlotTableProps) {
   const { stores } = useApp();
   const hasData = useStore(table, hasRows);
   const status = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId)?.status, [crawlId]));
@@ -70,7 +72,7 @@ export function SlotTable({ table, crawlId, onOpenHistory }: SlotTableProps) {
       <SlotGrid table={table} crawlId={crawlId} live={live} crawlPaused={status === 'paused'} menuKey={menu?.key ?? null} onMenu={onMenu} onScrolled={onScrolled} />
       {menu && (
         <RowActionsMenu key={menu.key} table={table} crawlId={crawlId} slotKey={menu.key} anchor={menu.anchor} live={live}
-          onClose={closeMenu} onOpenHistory={onOpenHistory} onNote={setNote} />
+          onClose={closeMenu} onOpenHistory={onOpenHistory} onOpenRequests={onOpenRequests} onNote={setNote} />
       )}
     </div>
   );

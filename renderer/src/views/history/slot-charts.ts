@@ -30,7 +30,8 @@ const tooltip = (unit: (v: number) => string) => ({
   },
 });
 
-const seconds = (v: number) => (v < 1 ? `${Math.round(v * 1000)} ms` : `${v.toFixed(2)} s`);
+/** The latency chart's values, in the seconds its axis says (one unit, never ms here and s there). */
+const seconds = (v: number) => `${v.toFixed(3)} s`;
 const decimation = { enabled: true, algorithm: 'min-max' as const };
 
 const STATUS_LABEL: Readonly<Record<StatusClass, string>> = { '2xx': '2xx', '3xx': '3xx', '4xx': '4xx (not 429)', '429': '429', '5xx': '5xx', failed: 'failed' };

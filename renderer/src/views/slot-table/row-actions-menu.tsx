@@ -22,6 +22,8 @@ export interface RowActionsMenuProps {
   readonly onClose: () => void;
   /** Opens the slot's history; without it the menu says the view comes later. */
   readonly onOpenHistory?: (slotKey: string) => void;
+  /** Opens the Requests tab on the slot: its requests done, or its queue. */
+  readonly onOpenRequests?: (slotKey: string, mode: 'requests' | 'queue') => void;
   /** Shows a line of text above the grid. */
   readonly onNote: (text: string) => void;
 }
@@ -56,7 +58,7 @@ const settingsOf = (s: CrawlLogStore) => s.settings();
 
 export const HISTORY_LATER = 'The history view of a slot comes in a later version of Slotscope; until then its records are in the crawl\'s SQLite file.';
 
-export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose, onOpenHistory, onNote }: RowActionsMenuProps) {
+export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose, onOpenHistory, onOpenRequests, onNote }: RowActionsMenuProps) {
   const { commands, stores } = useApp();
   const row = useStore(table, useCallback((t: SlotTableStore) => t.row(slotKey), [slotKey]));
   const settings = useStore(stores.crawlLogs.get(crawlId), settingsOf) ?? DEFAULT_SETTINGS;
@@ -203,6 +205,16 @@ export function RowActionsMenu({ table, crawlId, slotKey, anchor, live, onClose,
         onClick={() => void run({ kind: 'resetBackoff' })}>
         Reset backoff
       </button>
+      {onOpenRequests && (
+        <>
+          <button type="button" role="menuitem" className="row-menu-item" onClick={() => { close(true); onOpenRequests(slotKey, 'requests'); }}>
+            Show its requests
+          </button>
+          <button type="button" role="menuitem" className="row-menu-item" onClick={() => { close(true); onOpenRequests(slotKey, 'queue'); }}>
+            Show its queue
+          </button>
+        </>
+      )}
       <button type="button" role="menuitem" className="row-menu-item" onClick={() => {
         close(true);
         if (onOpenHistory) onOpenHistory(slotKey);
