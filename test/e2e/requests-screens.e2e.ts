@@ -26,6 +26,8 @@ async function shoot(t: TestContext, page: Page, name: string): Promise<void> {
     for (const scheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme: scheme });
       await page.mouse.move(width - 4, 796);
+      // The tab's own content in view: the crawl list and header scroll up (the page scrolls on a short window).
+      await page.evaluate(`document.querySelector('[role="tablist"]').scrollIntoView({ block: 'start' })`);
       await page.waitForTimeout(200);
       const file = join(dir, `${name}-${width}-${scheme}.png`);
       await page.screenshot({ path: file });
