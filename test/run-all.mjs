@@ -26,6 +26,7 @@ const v = run(process.execPath, [join(root, 'node_modules/vitest/vitest.mjs'), '
 let vPassed = 0;
 let vFailed = 0;
 let vSkipped = 0;
+const failedNames = [];
 if (existsSync(vitestJson)) {
   const j = JSON.parse(readFileSync(vitestJson, 'utf8'));
   vPassed = j.numPassedTests ?? 0;
@@ -33,6 +34,15 @@ if (existsSync(vitestJson)) {
   vSkipped = (j.numPendingTests ?? 0) + (j.numTodoTests ?? 0);
   // A suite that failed to load has no tests counted: count it as a failure.
   for (const f of j.testResults ?? []) if (f.status === 'failed' && (f.assertionResults ?? []).length === 0) vFailed++;
+  // Named again at the very end, so a log cut to its tail still says what failed and why.
+  for (const f of j.testResults ?? []) {
+    const file = String(f.name ?? '').replace(root + '/', '');
+    if (f.status === 'failed' && (f.assertionResults ?? []).length === 0) failedNames.push(`vitest ${file}: ${String(f.message ?? '').split('\n')[0].slice(0, 300)}`);
+    for (const a of f.assertionResults ?? []) {
+      if (a.status !== 'failed') continue;
+      failedNames.push(`vitest ${file} › ${a.fullName ?? a.title}: ${String(a.failureMessages?.[0] ?? '').split('\n')[0].slice(0, 300)}`);
+    }
+  }
 }
 if (v.status !== 0 && vFailed === 0) vFailed = 1;
 tiers.push(['vitest', vPassed, vFailed, vSkipped]);
@@ -53,6 +63,11 @@ const e2e = run(process.execPath, [join(root, 'test/e2e/run.mjs')], { capture: t
 const em = /(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$/.exec(e2e.stdout ?? '');
 tiers.push(['e2e', em ? Number(em[1]) : 0, em ? Number(em[2]) : 1, em?.[3] ? Number(em[3]) : 0]);
 
+for (const line of (e2e.stdout ?? '').split('\n')) if (/^(fail|FAIL|not ok)\b/.test(line)) failedNames.push(`e2e ${line.slice(0, 300)}`);
+if (failedNames.length) {
+  console.log('failed:');
+  for (const n of failedNames) console.log(`  ${n}`);
+}
 let passed = 0;
 let failed = 0;
 let skipped = 0;

@@ -216,7 +216,11 @@ export async function startServer(o: ServerOptions): Promise<RunningServer> {
       ws.on('close', () => clients.delete(ws));
       startSession(ws, {
         dispatcher: o.dispatcher, backpressureBytes, slowClientMs, eventText, log, name: `ws client ${++clientCount}`,
-        onShed: () => void slowClientsClosed++,
+        // A shed client is terminated now: it leaves the count now, not when its socket's close event comes.
+        onShed: () => {
+          slowClientsClosed++;
+          clients.delete(ws);
+        },
       });
     });
   }

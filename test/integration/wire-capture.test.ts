@@ -31,7 +31,7 @@ describe('the wire capture', () => {
       await r.body.text();
     }
     const rows = await cap.stop();
-    expect(rows.map((r) => [r.method, r.host, r.path])).toEqual(
+    expect(rows.map((r) => [r.method, r.host, r.path]), cap.summary()).toEqual(
       Array.from({ length: 6 }, (_, i) => ['GET', `h${i % 2}.test`, `/p/${i}?b=2&a=1`]));
     // Gaps on the wire follow the sender's own gaps on the open connection (the first request also
     // opened it): the median difference is within a few ms, on a loaded machine too.

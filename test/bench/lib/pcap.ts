@@ -3,7 +3,7 @@
 // rows: a request's arrival is the timestamp of the first data segment carrying its request line.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 
 /** One HTTP request seen on the wire. */
 export interface WireRequest {
@@ -54,20 +54,47 @@ export function startCapture(port: number, file: string): Promise<Capture | { re
       if (/listening on/.test(stderr)) {
         done({
           summary: () => stderr.split('\n').filter((l) => /packets/.test(l)).join('; '),
-          stop: () => new Promise<WireRequest[]>((res, rej) => {
-            proc.once('exit', () => {
-              try {
-                res(readWireRequests(readFileSync(file)));
-              } catch (e) {
-                rej(e);
-              }
+          stop: async () => {
+            // SIGINT ends tcpdump's loop at once, dropping what the kernel still holds for it: wait
+            // until the file has stopped growing (tcpdump -U writes each packet as it reads it).
+            await settleFile(file);
+            return new Promise<WireRequest[]>((res, rej) => {
+              proc.once('exit', () => {
+                try {
+                  res(readWireRequests(readFileSync(file)));
+                } catch (e) {
+                  rej(e);
+                }
+              });
+              proc.kill('SIGINT');
             });
-            proc.kill('SIGINT');
-          }),
+          },
         });
       }
     });
   });
+}
+
+/** Resolves once `file` has kept its size for 150 ms (at least 200 ms after the call, at most 3 s). */
+async function settleFile(file: string): Promise<void> {
+  const size = () => {
+    try {
+      return statSync(file).size;
+    } catch {
+      return -1;
+    }
+  };
+  const start = Date.now();
+  let last = size();
+  let stableSince = Date.now();
+  while (Date.now() - start < 3000) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = size();
+    if (now !== last) {
+      last = now;
+      stableSince = Date.now();
+    } else if (Date.now() - stableSince >= 150 && Date.now() - start >= 200) return;
+  }
 }
 
 const METHOD = /^(GET|HEAD|POST|PUT|DELETE|OPTIONS|PATCH) (\S+) HTTP\/1\.[01]\r\n/;
