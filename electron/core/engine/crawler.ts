@@ -21,6 +21,9 @@ import { recordDebugLine } from '../../../shared/debug-line';
 import { WarningWatch } from './warnings';
 import { addScopes, loadThrottlingManager, ruleScopes, type ScopeSet, type ThrottlingManager } from './scopes';
 import { restoreSlot, type FrontierSink, type SavedCrawl } from './resume';
+import {
+  charsetNote, crawlDelayRule, followUps, headerValue, isRetryable, responseRecord, ROBOTS_MAX_BYTES, ROBOTS_PRIORITY, ROBOTS_RETRIES,
+} from './outcome';
 
 /** Where the crawl reports what happens; the store and the hosts subscribe here. */
 export interface CrawlSinks {
@@ -46,17 +49,9 @@ export interface CrawlerOptions {
 /** A crawl's figures, as the contract sends them. */
 export type CrawlStats = CrawlStatsWire;
 
-const ROBOTS_PRIORITY = 1000;
 const NO_SCOPES: readonly string[] = [];
-const REDIRECT_PRIORITY_ADJUST = 2;
-const MAX_REDIRECTS = 20;
-const ROBOTS_RETRIES = 3;
-/** robots.txt is read up to this many decompressed bytes (RFC 9309 2.5 asks for at least 500 KiB); the rest is not read. */
-const ROBOTS_MAX_BYTES = 512 * 1024;
 /** Seeds queued per event-loop turn (a few ms of work); shorter lists are queued at once, as before. */
 const SEED_CHUNK = 1000;
-/** Failures Scrapy's RetryMiddleware retries (timeouts, refused and reset connections, DNS, TLS and other transport errors). */
-const RETRIED_FAILURES: ReadonlySet<string> = new Set(['timeout', 'connect-refused', 'connect-reset', 'tls', 'dns', 'other']);
 
 /** The THROTTLING_MANAGER plug-in's word on a response: backoff feedback or not, and the actual quota cost. */
 interface PluginVerdict {
@@ -572,29 +567,14 @@ export class Crawler {
   /** SPEC 5.5: a valid Crawl-delay makes the slot's floor min(Crawl-delay, cap) and its concurrency 1. */
   private applyCrawlDelay(req: CrawlRequest, rules: RobotsRules): void {
     const s = this.settings;
-    if (!s.ROBOTSTXT_OBEY || !s.THROTTLING_ROBOTSTXT_OBEY) return;
-    const raw = rules.getCrawlDelay(s.USER_AGENT);
-    const cd = typeof raw === 'number' ? raw : Number(raw);
-    if (!Number.isFinite(cd) || cd <= 0) return;
     const slot = this.scheduler.slot(req.slotKey);
-    const scope = slot.scope(s);
-    if (scope?.ignore_robots_txt) return;
-    if (scope && (scope.delay !== undefined || scope.concurrency !== undefined)) {
-      this.warnOnce('crawl-delay-overridden', slot.key,
-        `robots.txt of ${req.origin} asks for Crawl-delay: ${cd}, but THROTTLING_SCOPES sets ${slot.key}'s delay/concurrency; ` +
-        `using THROTTLING_SCOPES. Add ignore_robots_txt: true to that scope to silence this, or remove its delay to obey the site.`);
-      return;
-    }
-    const cap = s.THROTTLING_ROBOTSTXT_MAX_DELAY;
-    const capped = Math.min(cd, cap);
-    if (cd > cap) {
-      this.warnOnce('crawl-delay-capped', slot.key,
-        `robots.txt of ${req.origin} asks for Crawl-delay: ${cd}, above THROTTLING_ROBOTSTXT_MAX_DELAY (${cap}); using ${cap}. ` +
-        `Raise THROTTLING_ROBOTSTXT_MAX_DELAY to obey it fully.`);
-    }
+    const rule = crawlDelayRule(rules, s, slot.scope(s), slot.key, req.origin);
+    if (!rule) return;
+    if (rule.warning) this.warnOnce(rule.warning.code, slot.key, rule.warning.text);
+    if (rule.delay === null) return;
     const old = slot.crawlDelay;
-    slot.crawlDelay = capped;
-    this.sinks.onChange?.({ t: this.clock.now(), slot: slot.key, setting: 'crawl_delay', source: 'robots', oldValue: old, newValue: capped });
+    slot.crawlDelay = rule.delay;
+    this.sinks.onChange?.({ t: this.clock.now(), slot: slot.key, setting: 'crawl_delay', source: 'robots', oldValue: old, newValue: rule.delay });
     this.scheduler.reschedule(slot);
   }
 
@@ -694,29 +674,7 @@ export class Crawler {
     this.scheduler.finish(req, slot);
     if (!req.robots) this.warnings.onResponse(slot, { status: res.status, latency: res.latency, bytes: res.bytes, inFlight, headers: res.headers }, s);
     const contentType = headerValue(res.headers, 'content-type');
-    const record: ResponseRecord = {
-      t: res.endedAt,
-      startedAt: res.startedAt,
-      waitMs: res.startedAt - req.enqueuedAt,
-      slot: slot.key,
-      url: req.url,
-      method: req.method,
-      status: res.status,
-      latency: res.latency,
-      downloadTime: res.downloadTime,
-      bytes: res.bytes,
-      inFlight,
-      delayBefore: d.delayBefore,
-      delayAfter: d.delayAfter,
-      delayCause: d.delayCause,
-      backoffLevel: d.backoffLevel,
-      reused: res.reused,
-      errorKind: res.errorKind,
-      errorMessage: res.errorMessage,
-      depth: req.depth,
-      contentType,
-      attempt: req.retries,
-    };
+    const record = responseRecord(req, slot.key, res, inFlight, d, contentType);
     this.sinks.onResponse?.(record);
     // AUTOTHROTTLE_DEBUG: the line is a rendering of the record, as the debug-log export renders it.
     if (d.adjusted && s.AUTOTHROTTLE_DEBUG) {
@@ -727,7 +685,7 @@ export class Crawler {
     }
 
     if (req.robots) this.robotsAnswered(req, res);
-    else if (!cancelled && this.statusValue !== 'stopped' && this.retryable(res)) this.retry(req, slot, res);
+    else if (!cancelled && this.statusValue !== 'stopped' && isRetryable(res, this.settings)) this.retry(req, slot, res);
     else {
       // The frontier mark comes with the response (and any links found): one synchronous run,
       // so the history writer commits them in one transaction.
@@ -754,17 +712,6 @@ export class Crawler {
     for (const n of d.notes) this.sinks.onEvent?.({ t, slot: scope.key, kind: 'info', code: n.code, text: n.text });
     if (d.quotaSettled) this.scheduler.reschedule(scope);
     return d;
-  }
-
-  /**
-   * Whether a response asks for a retry (Scrapy's RetryMiddleware): RETRY_ENABLED and a status in
-   * RETRY_HTTP_CODES, or a failure a retry may mend. Backing off decides when; this decides whether.
-   */
-  private retryable(res: DownloadResult): boolean {
-    const s = this.settings;
-    if (!s.RETRY_ENABLED) return false;
-    if (res.status !== null) return s.RETRY_HTTP_CODES.includes(res.status);
-    return res.errorKind !== null && RETRIED_FAILURES.has(res.errorKind);
   }
 
   /** The plug-in's getResponseBackoff: backoff true/false overrides the status rule; cost settles quotas. */
@@ -799,55 +746,27 @@ export class Crawler {
     this.scheduler.enqueue(again);
   }
 
-  /** Redirects and links. */
+  /** Redirects and links: each page through addPage (de-duplicated, counted, robots-checked). */
   private followUp(req: CrawlRequest, slot: Slot, res: DownloadResult, contentType: string | null): void {
-    const status = res.status!;
-    if (status >= 300 && status < 400 && status !== 304) {
-      const location = headerValue(res.headers, 'location');
-      if (!location) return;
-      if (req.redirects >= MAX_REDIRECTS) {
-        // The 3xx itself is already recorded as a response; this is an event, not a second count.
-        this.event('error', 'redirect-limit', slot.key, `${req.url}: more than ${MAX_REDIRECTS} redirects; not followed to ${location}`);
-        return;
-      }
-      const target = parseCrawlUrl(location, req.url);
-      if (!target || !this.frontier.markSeen(target)) return;
-      // Redirects keep the original request's slot (Scrapy stamps meta.download_slot).
-      const meta = { ...req.meta, download_slot: slot.key };
-      const next = this.makeRequest(target, req.depth, req.priority + REDIRECT_PRIORITY_ADJUST, meta, req.redirects + 1, false, this.nextSeq++);
-      this.fs?.queued(next);
-      this.admit(next);
-      return;
+    const { pages, notes } = followUps(req, slot.key, res, contentType, this.frontier, (u) => this.frontier.markSeen(u));
+    for (const n of notes) {
+      if (n.once) this.warnOnce(n.code, slot.key, n.text);
+      else this.event(n.kind, n.code, slot.key, n.text);
     }
-    if (status < 200 || status >= 300) return;
-    // The page's links were read while it downloaded (linkSink), within LINK_SCAN_LIMITS.
-    const scan = res.sink instanceof LinkScanner ? res.sink.result : null;
-    if (res.decodeError !== null && isHtml(contentType)) {
-      this.event('warning', 'decode-failed', slot.key,
-        `${req.url}: ${res.decodeError}${scan && scan.scannedBytes > 0 ? `; links read from the ${scan.scannedBytes} bytes decompressed before` : ''}`);
-    }
-    if (scan === null) return;
-    const depth = req.depth + 1;
-    if (this.frontier.rules.scope === 'none' || depth > this.frontier.rules.maxDepth || this.frontier.pageLimitReached) return;
-    this.charsetWarning(req, slot.key, scan.charset);
-    if (scan.bytesCapped || scan.droppedLinks > 0) {
-      const cut = [
-        scan.bytesCapped ? `links were read from its first ${scan.limits.bytes} bytes only` : '',
-        scan.droppedLinks > 0 ? `its first ${scan.limits.links} links were kept and ${scan.droppedLinks} more dropped` : '',
-      ].filter((x) => x !== '').join('; ');
-      this.event('info', 'links-capped', slot.key, `${req.url}: ${cut} (the per-page limits of link extraction)`);
-    }
-    for (const href of scan.links) {
-      const u = parseCrawlUrl(href);
-      if (u && this.frontier.allowsLink(u, depth)) this.addPage(u, depth, 0, {});
+    for (const p of pages) {
+      if (p.redirects > 0) {
+        // A redirect's target was marked seen by followUps; it is queued past the page limit, as a page's continuation.
+        const next = this.makeRequest(p.url, p.depth, p.priority, p.meta, p.redirects, false, this.nextSeq++);
+        this.fs?.queued(next);
+        this.admit(next);
+      } else this.addPage(p.url, p.depth, p.priority, p.meta);
     }
   }
 
   /** A charset label nobody knows: the body was decoded as UTF-8 instead, said once per slot. */
   private charsetWarning(req: CrawlRequest, slot: string, charset: CharsetChoice): void {
-    if (charset.unknown === null) return;
-    this.warnOnce('decode-failed', slot,
-      `${req.url}: unknown charset "${charset.unknown}"; decoded as ${charset.encoding === 'utf-8' ? 'UTF-8' : charset.encoding} (further pages of this slot with unknown charsets are not reported)`);
+    const n = charsetNote(req.url, charset);
+    if (n) this.warnOnce(n.code, slot, n.text);
   }
 
   /** A kept body (robots.txt) as text, decoded with its declared charset (Content-Type, and <meta> for HTML). */
@@ -876,10 +795,4 @@ function maxSlotConcurrency(s: Settings): number {
   for (const o of Object.values(s.DOWNLOAD_SLOTS)) n = Math.max(n, o.concurrency ?? 0);
   for (const o of Object.values(s.THROTTLING_SCOPES)) n = Math.max(n, o.concurrency ?? 0);
   return n;
-}
-
-function headerValue(headers: Readonly<Record<string, string | string[]>> | null, name: string): string | null {
-  const v = headers?.[name];
-  if (v === undefined) return null;
-  return Array.isArray(v) ? v.join(', ') : v;
 }
