@@ -21,6 +21,10 @@ import { REPLAY_DB_USAGE, runReplayDbCommand } from './core/whatif/cli-replay';
 import { IMPORT_USAGE, runImportCommand } from './core/store/import/cli-import';
 import { checkElectronLaunch, EXIT_NATIVE_MODULE, REBUILD_FOR_ELECTRON, runElectron } from './electron-binary';
 import { fileURLToPath } from 'node:url';
+import { hostname } from 'node:os';
+import { runSharedCrawl } from './core/cluster/recorder';
+import { runWorker } from './core/cluster/join';
+import { SharedCrawlError } from './core/cluster/redis';
 
 /** Each command's lines of the usage, shown whole by `slotscope --help` and alone by `slotscope CMD --help`. */
 const COMMAND_USAGE: Readonly<Record<string, string>> = {
@@ -29,7 +33,14 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
       Ctrl-C pauses it (in-flight requests finish) and saves it for --resume.
       --config - (or --seeds -) reads that file from standard input.
   slotscope crawl --db FILE.sqlite --resume ID [--quiet]
-      Resume an interrupted (killed), paused or stopped crawl from its saved frontier and live settings.`,
+      Resume an interrupted (killed), paused or stopped crawl from its saved frontier and live settings.
+  slotscope crawl --config C.json --db FILE.sqlite --redis URL [--no-fetch] [--name NAME] [--concurrency N]
+      A shared crawl: its frontier and every slot's politeness live in Redis (URL: redis://[:password@]host:port[/db],
+      rediss:// for TLS); this process records it into FILE.sqlite and fetches too unless --no-fetch.
+      Workers join with \`slotscope worker\`. --resume ID --redis URL continues one whose recorder was stopped or killed.`,
+  worker: `  slotscope worker --redis URL [--name NAME] [--concurrency N] [--stay]
+      Fetch for the shared crawl open in that Redis (waiting for one to open); exits 0 when it ends, or with --stay
+      waits for the next one. --concurrency: requests in flight at most (default the crawl's CONCURRENT_REQUESTS).`,
   testsite: `  slotscope testsite --config S.json [--log FILE]
       Serve a scenario of local test hosts; prints {"ready": true, "hosts": {...}} when listening.`,
   replay: `  slotscope replay --vectors FILE.json
@@ -153,6 +164,7 @@ async function cmdResume(a: Record<string, string | boolean>): Promise<number> {
   const id = wholeFlag('crawl', 'resume', a.resume, 1, Number.MAX_SAFE_INTEGER, 'a crawl id, a whole number >= 1');
   const db = resolvePath(String(a.db));
   const ac = pauseOnSignal();
+  if (a.redis !== undefined) return sharedCrawl(a, { resume: id, db, signal: ac.signal });
   try {
     const { summary, stats } = await runCrawl({ resume: id, db, log: a.quiet ? undefined : err, signal: ac.signal });
     process.stdout.write(`${JSON.stringify(summary)}\n`);
@@ -166,7 +178,10 @@ async function cmdResume(a: Record<string, string | boolean>): Promise<number> {
 }
 
 async function cmdCrawl(argv: string[]): Promise<number> {
-  const a = parseArgs('crawl', argv, ['config', 'db', 'seeds', 'resume'], ['quiet']);
+  const a = parseArgs('crawl', argv, ['config', 'db', 'seeds', 'resume', 'redis', 'name', 'concurrency'], ['quiet', 'no-fetch']);
+  if (a.redis === undefined) {
+    for (const f of ['no-fetch', 'name', 'concurrency']) if (a[f] !== undefined) throw new UsageError(`--${f} is for a shared crawl: add --redis URL`, 'crawl');
+  }
   if (a.resume !== undefined) return cmdResume(a);
   if (!a.config || !a.db) throw new UsageError('crawl needs --config C.json and --db FILE.sqlite (or --db FILE.sqlite --resume ID)', 'crawl');
   if (a.config === '-' && a.seeds === '-') throw new UsageError('only one of --config and --seeds can be - (standard input)', 'crawl');
@@ -186,6 +201,7 @@ async function cmdCrawl(argv: string[]): Promise<number> {
   const db = resolvePath(String(a.db));
   mkdirSync(dirname(db), { recursive: true });
   const ac = pauseOnSignal();
+  if (a.redis !== undefined) return sharedCrawl(a, { config: parsed.config, db, signal: ac.signal });
   try {
     const { summary, stats } = await runCrawl({
       config: parsed.config, db, log: a.quiet ? undefined : err, signal: ac.signal,
@@ -197,6 +213,54 @@ async function cmdCrawl(argv: string[]): Promise<number> {
     if (!(e instanceof PluginError)) throw e;
     err(`invalid crawl config ${configName}:\n  settings.${e.message}`);
     return 2;
+  }
+  return 0;
+}
+
+/** `crawl --redis`: the recorder of a shared crawl (and a fetcher unless --no-fetch). */
+async function sharedCrawl(a: Record<string, string | boolean>, o: { config?: import('./core/engine/crawl-config').CrawlConfig; resume?: number; db: string; signal: AbortSignal }): Promise<number> {
+  const concurrency = a.concurrency === undefined ? undefined : wholeFlag('crawl', 'concurrency', a.concurrency, 1, 10000, 'a whole number from 1 to 10000');
+  if (a.name !== undefined && !/^[\w.@:-]{1,64}$/.test(String(a.name))) throw new UsageError(`--name: ${JSON.stringify(a.name)} is not allowed (1-64 letters, digits, and . @ : _ -)`, 'crawl');
+  mkdirSync(dirname(o.db), { recursive: true });
+  try {
+    const { summary, status } = await runSharedCrawl({
+      ...o, redis: String(a.redis), fetch: !a['no-fetch'], name: a.name === undefined ? undefined : String(a.name), concurrency,
+      log: a.quiet ? undefined : err,
+    });
+    process.stdout.write(`${JSON.stringify(summary)}\n`);
+    if (status === 'paused') err(`crawl ${summary.crawl_id} paused; resume it with: slotscope crawl --db ${o.db} --resume ${summary.crawl_id} --redis ${String(a.redis).replace(/:[^:@/]*@/, ':***@')}`);
+  } catch (e) {
+    if (e instanceof SharedCrawlError || e instanceof ResumeError) {
+      err(`slotscope: ${e instanceof ResumeError ? 'cannot resume: ' : ''}${e.message}`);
+      return 2;
+    }
+    throw e;
+  }
+  return 0;
+}
+
+async function cmdWorker(argv: string[]): Promise<number> {
+  const a = parseArgs('worker', argv, ['redis', 'name', 'concurrency'], ['stay', 'quiet']);
+  if (a.redis === undefined) throw new UsageError('worker needs --redis URL', 'worker');
+  const concurrency = a.concurrency === undefined ? undefined : wholeFlag('worker', 'concurrency', a.concurrency, 1, 10000, 'a whole number from 1 to 10000');
+  const name = a.name === undefined ? `worker-${process.pid}@${hostname()}` : String(a.name);
+  if (!/^[\w.@:-]{1,64}$/.test(name)) throw new UsageError(`--name: ${JSON.stringify(name)} is not allowed (1-64 letters, digits, and . @ : _ -)`, 'worker');
+  const ac = new AbortController();
+  const onSignal = () => {
+    if (ac.signal.aborted) process.exit(130);
+    err('worker: finishing the requests in flight, then leaving (again to quit at once)');
+    ac.abort();
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await runWorker({ redis: String(a.redis), name, concurrency, stay: Boolean(a.stay), log: a.quiet ? () => undefined : err, signal: ac.signal });
+  } catch (e) {
+    if (e instanceof SharedCrawlError) {
+      err(`slotscope: ${e.message}`);
+      return 2;
+    }
+    throw e;
   }
   return 0;
 }
@@ -328,6 +392,8 @@ async function main(argv: string[]): Promise<number> {
   switch (cmd) {
     case 'crawl':
       return cmdCrawl(rest);
+    case 'worker':
+      return cmdWorker(rest);
     case 'testsite':
       return cmdTestsite(rest);
     case 'replay':

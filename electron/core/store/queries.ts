@@ -161,6 +161,8 @@ export interface HistoryReader {
   savedQueue(crawlId: number, slot: string, limit: number): { readonly queued: number; readonly items: readonly QueuedRequest[] };
   /** The crawl's figures under Scrapy's stats names (store/scrapy-stats.ts); `now` ends a crawl still going. */
   scrapyStats(crawlId: number, now: number): ScrapyStats;
+  /** Whether the crawl has a response of `url` started at `startedAt` (a shared crawl's recorder, after a kill). */
+  hasResponse(crawlId: number, url: string, startedAt: number): boolean;
   close(): void;
 }
 
@@ -323,6 +325,7 @@ export function openHistoryReader(file: string): HistoryReader {
      FROM slot_stats st JOIN slots s ON s.id = st.slot_id WHERE st.crawl_id = ? ORDER BY s.key`,
   );
   const slotId = db.prepare(`SELECT id FROM slots WHERE crawl_id = ? AND key = ?`).pluck();
+  const responseAt = db.prepare(`SELECT 1 FROM responses WHERE crawl_id = ? AND t >= ? AND started_at = ? AND url = ? LIMIT 1`).pluck();
   const requests = createRequestReader(db);
   const scrapyStats = createScrapyStatsReader(db);
 
@@ -612,6 +615,7 @@ export function openHistoryReader(file: string): HistoryReader {
 
     scrapyStats: (crawlId, now) => scrapyStats(crawlId, now),
 
+    hasResponse: (crawlId, url, startedAt) => responseAt.get(crawlId, startedAt, startedAt, url) !== undefined,
     close: () => db.close(),
   };
 }

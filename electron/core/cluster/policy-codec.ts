@@ -1,0 +1,69 @@
+// A slot's policy state (throttle/policy.ts) as the JSON kept in Redis, and back. Every own field
+// of the state is kept (so a field added to the policy is shared without a change here), but not
+// the caches derived from the settings, nor lastStart, which Redis keeps itself (the `last` field
+// the scripts move on a start and a send).
+
+import type { DownloadSlotOverride, Settings } from '../../../shared/settings';
+import { drawFactor } from '../../../shared/settings';
+import { SlotPolicy } from '../engine/throttle/policy';
+
+/** Fields that are not state: identity, and caches rebuilt from the settings. */
+const NOT_STATE = new Set(['key', 'override', 'lastStart', 'cfgFor', 'cfg', 'backoffP', 'atP', 'rampupP']);
+
+function encodeValue(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isFinite(v) ? v : { $n: String(v) };
+  if (v instanceof Float64Array) return { $f64: Array.from(v, (x) => encodeValue(x)) };
+  if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+    const o: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) o[k] = encodeValue(x);
+    return o;
+  }
+  return v;
+}
+
+function decodeNumber(v: unknown): unknown {
+  if (v !== null && typeof v === 'object' && '$n' in v) return Number((v as { $n: string }).$n);
+  return v;
+}
+
+/** The policy's state as JSON. */
+export function encodePolicy(p: SlotPolicy): string {
+  const o: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(p)) if (!NOT_STATE.has(k)) o[k] = encodeValue(v);
+  return JSON.stringify(o);
+}
+
+/** Copies `from` (decoded JSON) into `into`, keeping `into`'s class instances and typed arrays. */
+function assignInto(into: Record<string, unknown>, from: Record<string, unknown>): void {
+  for (const [k, raw] of Object.entries(from)) {
+    if (NOT_STATE.has(k) || !(k in into)) continue;
+    const cur = into[k];
+    if (cur instanceof Float64Array && raw && typeof raw === 'object' && '$f64' in raw) {
+      const xs = (raw as { $f64: unknown[] }).$f64;
+      for (let i = 0; i < cur.length && i < xs.length; i++) cur[i] = Number(decodeNumber(xs[i]));
+    } else if (cur !== null && typeof cur === 'object' && raw !== null && typeof raw === 'object' && !('$n' in raw)) {
+      assignInto(cur as Record<string, unknown>, raw as Record<string, unknown>);
+    } else {
+      into[k] = decodeNumber(raw);
+    }
+  }
+}
+
+/** A policy for `key` under `settings` with the state of `json` ('' = a new slot's) and its latest start. */
+export function decodePolicy(key: string, override: DownloadSlotOverride | undefined, settings: Settings, json: string, lastStart: number): SlotPolicy {
+  const p = new SlotPolicy(key, override, settings);
+  if (json !== '') assignInto(p as unknown as Record<string, unknown>, JSON.parse(json) as Record<string, unknown>);
+  p.lastStart = lastStart;
+  return p;
+}
+
+/**
+ * The shortest gap the policy may draw after a start (ms): its effective delay at the smallest
+ * random factor, never under a Crawl-delay. Redis holds a reserved slot's next start at least this
+ * far off until the worker commits the gap it drew.
+ */
+export function smallestGapMs(p: SlotPolicy, s: Settings): number {
+  let gap = p.delaySeconds(s) * 1000 * drawFactor(p.randomization(s), () => 0);
+  if (p.crawlDelay !== null && gap < p.crawlDelay * 1000) gap = p.crawlDelay * 1000;
+  return gap;
+}
