@@ -18,7 +18,7 @@ import { decodePolicy } from './policy-codec';
 import { BY_DB_KEY, connectRedis, crawlPrefix, isConnectionError, newCrawlId, OPEN_KEY, script, SharedCrawlError, type ConnectOptions } from './redis';
 import { addArgs, HEARTBEAT_TTL_MS, sharedUnsupported, SharedWorker, slotOf, type StreamedRecord } from './worker';
 
-const GROUP = 'recorder';
+export const GROUP = 'recorder';
 /** Entries read from the stream per batch. */
 const BATCH = 1000;
 /** Seeds queued per script call. */
@@ -160,7 +160,7 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
 }
 
 /** Queues the seeds (each once, de-duplicated like every page) in batches. */
-async function queueSeeds(r: Redis, P: string, config: CrawlConfig): Promise<void> {
+export async function queueSeeds(r: Redis, P: string, config: CrawlConfig): Promise<void> {
   const s = config.settings;
   let args: (string | number)[] = [];
   const flush = async () => {
@@ -181,7 +181,8 @@ async function queueSeeds(r: Redis, P: string, config: CrawlConfig): Promise<voi
   await flush();
 }
 
-class Recorder {
+/** Reads the workers' stream into the history (see run); one per shared crawl. */
+export class Recorder {
   settings: Settings;
   private settingsV = '';
   private responses = 0;
@@ -199,6 +200,8 @@ class Recorder {
     private readonly crawlId: number,
     settings: Settings,
     private readonly log: (line: string) => void,
+    /** Each record as it is committed (the console's live rows). */
+    private readonly onRecord?: (rec: StreamedRecord) => void,
   ) {
     this.settings = settings;
     r.on('ready', () => void (this.connectedSince = Date.now()));
@@ -262,6 +265,7 @@ class Recorder {
   /** Records a batch, waits for its commit, then acknowledges it (and drops it from the stream). */
   private async record(entries: [string, string[]][], redelivered: boolean): Promise<void> {
     const ids: string[] = [];
+    const committed: StreamedRecord[] = [];
     for (const [id, fields] of entries) {
       ids.push(id);
       const json = fields[fields.indexOf('r') + 1];
@@ -269,6 +273,7 @@ class Recorder {
       const rec = JSON.parse(json) as StreamedRecord;
       // A redelivered entry was perhaps committed before the recorder was killed: not recorded twice.
       if (redelivered && rec.resp && respondedBefore(this.w.file, this.crawlId, rec.resp.url, rec.resp.startedAt)) continue;
+      committed.push(rec);
       if (rec.resp) {
         const resp = rec.resp;
         this.w.recordResponse(this.crawlId, resp);
@@ -286,6 +291,7 @@ class Recorder {
       }
     }
     await this.w.flush({ wait: true });
+    if (this.onRecord) for (const rec of committed) this.onRecord(rec);
     await this.r.xack(`${this.P}rec`, GROUP, ...ids);
     await this.r.xdel(`${this.P}rec`, ...ids);
   }

@@ -130,7 +130,6 @@ export class SharedWorker {
   responses = 0;
   readonly startedAt = Date.now();
   private hbTimer: NodeJS.Timeout | null = null;
-  private lockSeq = 0;
 
   constructor(private readonly o: SharedWorkerOptions) {
     this.r = o.redis;
@@ -356,7 +355,7 @@ export class SharedWorker {
     const policy = decodePolicy(g.slot, this.override(g.slot), s, g.policy, g.now);
     policy.started(g.now, s, this.random);
     const readyAt = policy.gapReadyAt(s);
-    const ok = await script(this.r, 'ssStarted', [this.P, g.slot, g.token, encodePolicy(policy), readyAt.toFixed(3), policy.concurrency(s), smallestGapMs(policy, s).toFixed(3)]);
+    const ok = await script(this.r, 'ssStarted', [this.P, g.slot, g.token, encodePolicy(policy), readyAt.toFixed(3), policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3)]);
     if (ok !== 1) {
       // Our lock ran out before the start was committed: nothing is sent; the request goes back.
       return this.release(g, { requeue: true, readyAt: null });
@@ -390,48 +389,12 @@ export class SharedWorker {
   }
 
   /** Locks the slot, runs `compute` on its state, and commits; again when the lock was lost meanwhile. */
-  private async underLock(slot: string, compute: (policy: SlotPolicy, now: number, inflight: number) => CommitArgs): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      if (this.stopped && attempt > 0) return;
-      const token = `${this.name}:c${++this.lockSeq}`;
-      let got: string[];
-      try {
-        const t0 = Date.now();
-        got = (await script(this.r, 'ssLock', [this.P, slot, token, LOCK_MS])) as string[];
-        if (got.length > 0) this.clockSample(Number(got[0]), t0, Date.now());
-      } catch (e) {
-        if (!isConnectionError(e)) throw e;
-        // The result waits for Redis: a response is never dropped.
-        await new Promise((r) => setTimeout(r, 200));
-        continue;
-      }
-      if (got.length === 0) {
-        await new Promise((r) => setTimeout(r, attempt < 20 ? 1 : 5));
-        continue;
-      }
-      const [now, pol, last, inflight] = [Number(got[0]), got[1]!, got[2]!, Number(got[3])];
-      const policy = decodePolicy(slot, this.override(slot), this.settings, pol, last === '' ? -Infinity : Number(last));
-      const c = compute(policy, now, inflight);
-      const ok = await this.commit(slot, token, policy, c);
-      if (ok) return;
-    }
+  private underLock(slot: string, compute: (policy: SlotPolicy, now: number, inflight: number) => CommitArgs): Promise<void> {
+    return editSlot(this.r, this.P, slot, this.settings, this.name, compute, (now, t0, t1) => this.clockSample(now, t0, t1));
   }
 
-  private async commit(slot: string, token: string, policy: SlotPolicy, c: CommitArgs): Promise<boolean> {
-    const s = this.settings;
-    const readyAt = c.readyAt ?? policy.gapReadyAt(s);
-    const args: (string | number)[] = [
-      this.P, slot, token, c.lease, encodePolicy(policy), readyAt.toFixed(3), policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3),
-      c.record ? JSON.stringify(c.record) : '', c.adds.length / 7, c.requeue ?? '', ...c.adds,
-    ];
-    for (;;) {
-      try {
-        return (await script(this.r, 'ssCommit', args)) === 1;
-      } catch (e) {
-        if (!isConnectionError(e)) throw e;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    }
+  private commit(slot: string, token: string, policy: SlotPolicy, c: CommitArgs): Promise<boolean> {
+    return commitSlot(this.r, this.P, slot, token, policy, this.settings, c);
   }
 
   /** A reserved request that is not sent: back to its queue, or done (robots.txt forbids it). */
@@ -578,8 +541,62 @@ interface RobotsAnswer {
   readonly events: EventRecord[];
 }
 
+let lockSeq = 0;
+
+/**
+ * A read-compute-commit of a slot's state (a response's step, a user's pin): locks the slot, runs
+ * `compute` (the engine's rules) on its policy, and commits; again when the lock was lost meanwhile.
+ * While Redis is unreachable it waits: a response is never dropped.
+ */
+export async function editSlot(
+  r: Redis, P: string, slot: string, settings: Settings, who: string,
+  compute: (policy: SlotPolicy, now: number, inflight: number) => CommitArgs,
+  clock?: (redisNow: number, t0: number, t1: number) => void,
+): Promise<void> {
+  const ov = Object.hasOwn(settings.DOWNLOAD_SLOTS, slot) ? settings.DOWNLOAD_SLOTS[slot] : undefined;
+  for (let attempt = 0; ; attempt++) {
+    const token = `${who}:c${++lockSeq}`;
+    let got: string[];
+    try {
+      const t0 = Date.now();
+      got = (await script(r, 'ssLock', [P, slot, token, LOCK_MS])) as string[];
+      if (got.length > 0) clock?.(Number(got[0]), t0, Date.now());
+    } catch (e) {
+      if (!isConnectionError(e)) throw e;
+      await new Promise((res) => setTimeout(res, 200));
+      continue;
+    }
+    if (got.length === 0) {
+      if (attempt > 2000 && (await r.exists(`${P}s:${slot}`)) === 0) throw new Error(`slot ${slot} does not exist in this shared crawl`);
+      await new Promise((res) => setTimeout(res, attempt < 20 ? 1 : 5));
+      continue;
+    }
+    const [now, pol, last, inflight] = [Number(got[0]), got[1]!, got[2]!, Number(got[3])];
+    const policy = decodePolicy(slot, ov, settings, pol, last === '' ? -Infinity : Number(last));
+    const c = compute(policy, now, inflight);
+    if (await commitSlot(r, P, slot, token, policy, settings, c)) return;
+  }
+}
+
+/** Commits a slot's state under the lock `token`: false when the lock was lost (compute again). */
+export async function commitSlot(r: Redis, P: string, slot: string, token: string, policy: SlotPolicy, s: Settings, c: CommitArgs): Promise<boolean> {
+  const readyAt = c.readyAt ?? policy.gapReadyAt(s);
+  const args: (string | number)[] = [
+    P, slot, token, c.lease, encodePolicy(policy), readyAt.toFixed(3), policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3),
+    c.record ? JSON.stringify(c.record) : '', c.adds.length / 7, c.requeue ?? '', ...c.adds,
+  ];
+  for (;;) {
+    try {
+      return (await script(r, 'ssCommit', args)) === 1;
+    } catch (e) {
+      if (!isConnectionError(e)) throw e;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+  }
+}
+
 /** The arguments of one commit of a slot. */
-interface CommitArgs {
+export interface CommitArgs {
   readonly lease: string;
   /** The slot's next start; by default what the policy says. */
   readonly readyAt?: number;
