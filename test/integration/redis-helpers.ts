@@ -111,3 +111,18 @@ export function configFile(config: unknown): string {
   writeFileSync(file, JSON.stringify(config));
   return file;
 }
+
+/**
+ * The exit code of `p`, or, when it has not exited within `ms`, an error showing what every process
+ * said and what Redis holds of the crawl (so a hang names its cause).
+ */
+export async function exitOf(p: Proc, ms: number, all: readonly Proc[], redis?: RedisServer): Promise<number | null> {
+  const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), ms).unref());
+  const r = await Promise.race([p.exited, timer]);
+  if (r !== 'timeout') return r;
+  const state = redis
+    ? ['HGETALL ss:c:{1}:meta', 'HGETALL ss:c:{1}:leases', 'ZRANGE ss:c:{1}:ready 0 -1 WITHSCORES', 'XLEN ss:c:{1}:rec', 'HGETALL ss:c:{1}:dead']
+      .map((c) => `${c}: ${redis.cli(...c.split(' ')).replace(/"settings"[\s\S]*?\n/, '').slice(0, 1500)}`).join('\n')
+    : '';
+  throw new Error(`still running after ${ms} ms\n${all.map((x, i) => `--- process ${i}: ${x.child.spawnargs.slice(2).join(' ')}\n${x.stderr.slice(-2500)}`).join('\n')}\n--- redis\n${state}`);
+}

@@ -257,6 +257,8 @@ export class Recorder {
         }
       } catch (e) {
         if (!isConnectionError(e)) throw e;
+        // Entries delivered to us just before Redis went away are pending under our name: read them again.
+        cursor = '0';
         await new Promise((r) => setTimeout(r, 200));
       }
     }

@@ -2,6 +2,7 @@
 // version checked, the scripts loaded, and each failure said in words that name what was wrong.
 
 import { Redis } from 'ioredis';
+import { isIP } from 'node:net';
 import * as S from './scripts';
 
 /** Bad input for a shared crawl (a wrong URL, a refused password, a Redis too old, an unknown crawl): exit 2. */
@@ -30,7 +31,7 @@ export async function newCrawlId(r: Redis): Promise<string> {
 
 const SCRIPTS = {
   ssReserve: S.RESERVE, ssStarted: S.STARTED, ssSent: S.SENT, ssLock: S.LOCK, ssCommit: S.COMMIT, ssAdd: S.ADD,
-  ssRecord: S.RECORD, ssSweep: S.SWEEP, ssFinish: S.FINISH, ssHeartbeat: S.HEARTBEAT,
+  ssRecord: S.RECORD, ssSweep: S.SWEEP, ssFinish: S.FINISH, ssHeartbeat: S.HEARTBEAT, ssJoin: S.JOIN,
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;
 
@@ -81,19 +82,20 @@ export interface ConnectOptions {
 /**
  * Connects, checks the server's version, and loads the scripts. Commands fail at once while Redis is
  * unreachable (no offline queue): a worker that cannot reach Redis starts nothing. The client
- * reconnects by itself, every 100 ms to 2 s.
+ * reconnects by itself, every 50 to 500 ms.
  */
 export async function connectRedis(url: string, o: ConnectOptions): Promise<Redis> {
   const u = checkRedisUrl(url);
   const shown = shownUrl(url);
-  const tls = u.protocol === 'rediss:' ? { ...(o.tls ?? {}), servername: u.hostname } : undefined;
+  // An IP address is not a TLS server name (RFC 6066): the certificate is then checked against the IP.
+  const tls = u.protocol === 'rediss:' ? { ...(o.tls ?? {}), ...(isIP(u.hostname.replace(/^\[|\]$/g, '')) ? {} : { servername: u.hostname }) } : undefined;
   const r = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     connectTimeout: (o.connectSeconds ?? 5) * 1000,
     connectionName: o.name.replace(/[^\w.:-]/g, '_').slice(0, 60),
-    retryStrategy: (times) => Math.min(100 * times, 2000),
+    retryStrategy: (times) => Math.min(50 * times, 500),
     ...(tls ? { tls } : {}),
   });
   for (const [name, lua] of Object.entries(SCRIPTS)) r.defineCommand(name, { numberOfKeys: 0, lua });

@@ -15,12 +15,13 @@ end
 local function fmt(x) return string.format('%.3f', x) end
 local function num(x, d) local n = tonumber(x) if n == nil then return d end return n end
 -- The slot is offered to RESERVE at its ready time when it has work and room; else it leaves the index.
+-- A locked slot stays offered: RESERVE passes it by until its lock is released or runs out (a worker
+-- that died holding it must not take the slot out of the crawl).
 local function place(slot)
   local sk = P .. 's:' .. slot
-  local f = redis.call('HMGET', sk, 'inflight', 'conc', 'lock', 'ready')
-  local locked = f[3] ~= false and f[3] ~= ''
-  if (not locked) and num(f[1], 0) < num(f[2], 1) and redis.call('ZCARD', P .. 'q:' .. slot) > 0 then
-    redis.call('ZADD', P .. 'ready', f[4] or '0', slot)
+  local f = redis.call('HMGET', sk, 'inflight', 'conc', 'ready')
+  if num(f[1], 0) < num(f[2], 1) and redis.call('ZCARD', P .. 'q:' .. slot) > 0 then
+    redis.call('ZADD', P .. 'ready', f[3] or '0', slot)
   else
     redis.call('ZREM', P .. 'ready', slot)
   end
@@ -59,6 +60,28 @@ local function addRequests(i, n)
   end
   return added
 end
+-- A worker that is gone: its leases go back to their slots' queues (fetched once more, by someone
+-- else), the locks it held are freed. Returns how many requests went back.
+local function bury(w)
+  local requeued = 0
+  for _, token in ipairs(redis.call('SMEMBERS', P .. 'wl:' .. w)) do
+    local l = redis.call('HGET', P .. 'leases', token)
+    if l then
+      local d = cjson.decode(l)
+      local sk = P .. 's:' .. d.slot
+      redis.call('HDEL', P .. 'leases', token)
+      redis.call('HINCRBY', sk, 'inflight', -1)
+      if redis.call('HGET', sk, 'lock') == token then redis.call('HSET', sk, 'lock', '') end
+      redis.call('ZADD', P .. 'q:' .. d.slot, d.score, d.req)
+      redis.call('HINCRBY', P .. 'meta', 'queued', 1)
+      place(d.slot)
+      requeued = requeued + 1
+    end
+  end
+  redis.call('DEL', P .. 'wl:' .. w)
+  if requeued > 0 then redis.call('HINCRBY', P .. 'meta', 'requeued', requeued) end
+  return requeued
+end
 `;
 
 /**
@@ -84,7 +107,7 @@ if status == 'running' and redis.call('EXISTS', P .. 'hb:' .. w) == 1 then
     local inflight, conc = num(f[1], 0), num(f[2], 1)
     local locked = f[3] ~= false and f[3] ~= '' and num(f[4], 0) > now
     if locked then
-      -- another worker is committing this slot; it is placed again by that commit
+      -- another worker is committing this slot: passed by (its commit places it again)
     elseif inflight >= conc then
       redis.call('ZREM', P .. 'ready', slot)
     elseif num(f[6], 0) > now then
@@ -165,7 +188,7 @@ return {fmt(now), f[3], f[4] or '', tostring(num(f[5], 0)), f[6] or '0'}
 `;
 
 /**
- * COMMIT P slot token lease policy ready conc mingap record nAdd requeue (adds…): one response's
+ * COMMIT P slot token lease policy ready conc mingap record nAdd requeue lastRead (adds…): one response's
  * end, atomically: the slot's new state (its step computed by the worker), the lease freed (or the
  * request put back: requeue = its queue score), the response's records appended to the stream,
  * and the links or retry it queued. With lease '' it only commits the state (a user's change).
@@ -189,10 +212,14 @@ if lease ~= '' then
     end
   end
 end
-local ready = ARGV[6]
-redis.call('HSET', sk, 'pol', ARGV[5], 'ready', ready, 'conc', ARGV[7], 'mingap', ARGV[8], 'lock', '')
+-- The next start was computed from the latest start read under the lock; a request sent since
+-- (SENT needs no lock) moved that start later, and the next start moves with it.
+local ready = num(ARGV[6], 0)
+local lastRead, lastNow = num(ARGV[12], 0), num(redis.call('HGET', sk, 'last'), 0)
+if ARGV[12] ~= '' and lastNow > lastRead then ready = ready + (lastNow - lastRead) end
+redis.call('HSET', sk, 'pol', ARGV[5], 'ready', fmt(ready), 'conc', ARGV[7], 'mingap', ARGV[8], 'lock', '')
 if ARGV[9] ~= '' then redis.call('XADD', P .. 'rec', '*', 'r', ARGV[9]) end
-addRequests(12, nAdd)
+addRequests(13, nAdd)
 place(slot)
 return 1
 `;
@@ -209,38 +236,36 @@ return 1
 `;
 
 /**
- * SWEEP P: a worker whose heartbeat key expired is dead: its leases go back to their slots' queues
- * (fetched once more, by someone else), its locks are freed. Returns [requeued, dead workers…].
+ * SWEEP P: a worker whose heartbeat key expired is dead: its leases go back to their slots' queues.
+ * Returns [requeued, dead workers…].
  */
 export const SWEEP = `${LIB}
 local requeued = 0
 local out = {}
-local names = redis.call('HKEYS', P .. 'workers')
-for _, w in ipairs(names) do
+for _, w in ipairs(redis.call('HKEYS', P .. 'workers')) do
   if redis.call('EXISTS', P .. 'hb:' .. w) == 0 and redis.call('HEXISTS', P .. 'dead', w) == 0 then
-    local tokens = redis.call('SMEMBERS', P .. 'wl:' .. w)
-    for _, token in ipairs(tokens) do
-      local l = redis.call('HGET', P .. 'leases', token)
-      if l then
-        local d = cjson.decode(l)
-        local sk = P .. 's:' .. d.slot
-        redis.call('HDEL', P .. 'leases', token)
-        redis.call('HINCRBY', sk, 'inflight', -1)
-        if redis.call('HGET', sk, 'lock') == token then redis.call('HSET', sk, 'lock', '') end
-        redis.call('ZADD', P .. 'q:' .. d.slot, d.score, d.req)
-        redis.call('HINCRBY', P .. 'meta', 'queued', 1)
-        place(d.slot)
-        requeued = requeued + 1
-      end
-    end
-    redis.call('DEL', P .. 'wl:' .. w)
+    requeued = requeued + bury(w)
     redis.call('HSET', P .. 'dead', w, fmt(nowMs()))
     table.insert(out, w)
   end
 end
-if requeued > 0 then redis.call('HINCRBY', P .. 'meta', 'requeued', requeued) end
 table.insert(out, 1, tostring(requeued))
 return out
+`;
+
+/**
+ * JOIN P worker ttlMs info: a worker joins under its name. Refused (-1) while a live worker has that
+ * name; leases left under the name by an earlier process (killed) go back to the queues first.
+ * Returns how many went back.
+ */
+export const JOIN = `${LIB}
+local w, ttl = ARGV[2], ARGV[3]
+if redis.call('EXISTS', P .. 'hb:' .. w) == 1 then return -1 end
+local requeued = bury(w)
+redis.call('HDEL', P .. 'dead', w)
+redis.call('SET', P .. 'hb:' .. w, '1', 'PX', ttl)
+redis.call('HSET', P .. 'workers', w, ARGV[4])
+return requeued
 `;
 
 /** FINISH P: marks a running crawl finished when nothing is queued and nothing leased. 1 when it did. */

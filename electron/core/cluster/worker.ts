@@ -21,7 +21,7 @@ import { throttleStep } from '../engine/throttle/step';
 import { recordDebugLine } from '../../../shared/debug-line';
 import type { SlotPolicy } from '../engine/throttle/policy';
 import { decodePolicy, encodePolicy, smallestGapMs } from './policy-codec';
-import { isConnectionError, script } from './redis';
+import { isConnectionError, script, SharedCrawlError } from './redis';
 
 /** How long a worker's heartbeat keeps it alive; it beats every third of this. */
 export const HEARTBEAT_TTL_MS = 3000;
@@ -203,7 +203,9 @@ export class SharedWorker {
       clock: createRealClock(), resolve: this.config.resolve, userAgent: this.settings.USER_AGENT,
       connectionsPerOrigin: Math.max(this.settings.CONCURRENT_REQUESTS_PER_DOMAIN, 1),
     });
-    await this.heartbeat();
+    const joined = Number(await script(this.r, 'ssJoin', [this.P, this.name, HEARTBEAT_TTL_MS, this.info()]));
+    if (joined < 0) throw new SharedCrawlError(`a worker named ${this.name} is already fetching for this crawl; give each worker its own --name`);
+    if (joined > 0) this.log(`${this.name}: ${joined} requests an earlier process named ${this.name} had in flight went back to the queue`);
     this.hbTimer = setInterval(() => void this.heartbeat(), HEARTBEAT_TTL_MS / 3);
     let lastPoll = 0;
     try {
@@ -583,7 +585,9 @@ export async function commitSlot(r: Redis, P: string, slot: string, token: strin
   const readyAt = c.readyAt ?? policy.gapReadyAt(s);
   const args: (string | number)[] = [
     P, slot, token, c.lease, encodePolicy(policy), readyAt.toFixed(3), policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3),
-    c.record ? JSON.stringify(c.record) : '', c.adds.length / 7, c.requeue ?? '', ...c.adds,
+    c.record ? JSON.stringify(c.record) : '', c.adds.length / 7, c.requeue ?? '',
+    // The latest start the state was read with: the script moves the next start by any start since.
+    c.readyAt === undefined && Number.isFinite(policy.lastStart) ? policy.lastStart.toFixed(3) : '', ...c.adds,
   ];
   for (;;) {
     try {
