@@ -294,8 +294,8 @@ export class Recorder {
     }
     await this.w.flush({ wait: true });
     if (this.onRecord) for (const rec of committed) this.onRecord(rec);
-    await this.r.xack(`${this.P}rec`, GROUP, ...ids);
-    await this.r.xdel(`${this.P}rec`, ...ids);
+    // Acknowledged and dropped at once (MULTI): an entry is never left acknowledged but in the stream.
+    await this.r.multi().xack(`${this.P}rec`, GROUP, ...ids).xdel(`${this.P}rec`, ...ids).exec();
   }
 
   /** Dead workers' leases go back to the queues (not in the first seconds after Redis came back: heartbeats catch up). */

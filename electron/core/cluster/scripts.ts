@@ -174,14 +174,15 @@ return 1
 
 /**
  * LOCK P slot token lockMs: locks a slot for a read-compute-commit (a response's step, a user's pin).
- * Returns [now, policy, last, inflight] or an empty list while someone else holds it.
+ * Returns [now, policy, last, inflight] or an empty list while someone else holds it. Taking it again
+ * with the same token succeeds (the reply of the first was lost with the connection).
  */
 export const LOCK = `${LIB}
 local slot, token, lockMs = ARGV[2], ARGV[3], tonumber(ARGV[4])
 local sk = P .. 's:' .. slot
 local now = nowMs()
 local f = redis.call('HMGET', sk, 'lock', 'lockExp', 'pol', 'last', 'inflight', 'ready')
-if f[1] ~= false and f[1] ~= '' and num(f[2], 0) > now then return {} end
+if f[1] ~= false and f[1] ~= '' and f[1] ~= token and num(f[2], 0) > now then return {} end
 if f[3] == false then return {} end
 redis.call('HSET', sk, 'lock', token, 'lockExp', fmt(now + lockMs))
 return {fmt(now), f[3], f[4] or '', tostring(num(f[5], 0)), f[6] or '0'}
@@ -210,7 +211,15 @@ if lease ~= '' then
       redis.call('ZADD', P .. 'q:' .. slot, requeue, d.req)
       redis.call('HINCRBY', P .. 'meta', 'queued', 1)
     end
+    -- Remembered (the latest 100,000), so a commit sent again after its reply was lost does nothing.
+    redis.call('ZADD', P .. 'done', fmt(nowMs()), lease)
+    redis.call('ZREMRANGEBYRANK', P .. 'done', 0, -100001)
+  elseif redis.call('ZSCORE', P .. 'done', lease) then
+    redis.call('HSET', sk, 'lock', '')
+    return 1
   end
+  -- A lease neither held nor done went back to the queue when its worker was counted dead: the
+  -- response is still recorded (the site served it), and the request is fetched once more.
 end
 -- The next start was computed from the latest start read under the lock; a request sent since
 -- (SENT needs no lock) moved that start later, and the next start moves with it.

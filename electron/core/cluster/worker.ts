@@ -407,8 +407,8 @@ export class SharedWorker {
         lease: g.token, readyAt: o.readyAt ?? undefined, requeue: o.requeue ? g.score : null, adds: [],
         record: o.events ? { w: this.name, events: o.events } : null,
       };
-      // The reservation's lock is still ours when the start was not committed.
-      if (o.readyAt !== null && (await this.commit(g.slot, g.token, policy, c))) return;
+      // The reservation's lock is still ours unless it ran out (then someone else may hold it).
+      if (await this.commit(g.slot, g.token, policy, c)) return;
       await this.underLock(g.slot, () => c);
     } finally {
       this.inFlight--;
@@ -556,8 +556,9 @@ export async function editSlot(
   clock?: (redisNow: number, t0: number, t1: number) => void,
 ): Promise<void> {
   const ov = Object.hasOwn(settings.DOWNLOAD_SLOTS, slot) ? settings.DOWNLOAD_SLOTS[slot] : undefined;
+  // One token for every attempt: a lock taken just before Redis went away is still ours after.
+  const token = `${who}:c${++lockSeq}`;
   for (let attempt = 0; ; attempt++) {
-    const token = `${who}:c${++lockSeq}`;
     let got: string[];
     try {
       const t0 = Date.now();
