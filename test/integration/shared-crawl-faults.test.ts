@@ -89,18 +89,21 @@ describe.skipIf(!hasRedis)('a shared crawl survives', () => {
   }, 120_000);
 
   it('kill -9 of the recorder: crawl --resume ID --redis continues, and what was streamed meanwhile is recorded once', async () => {
-    const { names, ext } = await scenario(6, 25, 30);
+    const { names, ext } = await scenario(6, 40, 30);
     const redis = await startRedis();
     const db = join(freshDir(), 'h.sqlite');
     const config = configFile({
       name: 'kill the recorder', seeds: names.map((h) => `${ext.origin(h)}/`), follow: { scope: 'host' }, resolve: ext.resolve,
-      settings: { CONCURRENT_REQUESTS_PER_DOMAIN: 2, DOWNLOAD_DELAY: 0.05, RANDOMIZE_DOWNLOAD_DELAY: false, AUTOTHROTTLE_ENABLED: false },
+      settings: { CONCURRENT_REQUESTS_PER_DOMAIN: 2, DOWNLOAD_DELAY: 0.1, RANDOMIZE_DOWNLOAD_DELAY: false, AUTOTHROTTLE_ENABLED: false },
     });
     const rec = slotscope(['crawl', '--config', config, '--db', db, '--redis', redis.url, '--name', 'rec']);
     await said(rec, /open in Redis/);
     const w1 = slotscope(['worker', '--redis', redis.url, '--name', 'w1']);
     await said(w1, /joined shared crawl/);
     await sleep(1000);
+    // Killed mid-crawl (it prints its summary only at the end).
+    expect(rec.child.exitCode).toBeNull();
+    expect(rec.stdout).toBe('');
     rec.child.kill('SIGKILL');
     await rec.exited;
     // The worker goes on fetching while no recorder runs: its records wait in the stream.
@@ -111,14 +114,14 @@ describe.skipIf(!hasRedis)('a shared crawl survives', () => {
     expect(await w1.exited, w1.stderr).toBe(0);
     const s = await ext.finish();
     const counts = served(s);
-    expect(counts.size).toBe(names.length * 25);
+    expect(counts.size).toBe(names.length * 40);
     const summary = summaryOf(again);
     const twice = [...counts.values()].filter((n) => n > 1).length;
     expect(twice).toBeLessThanOrEqual(summary.requeued);
     const rows = rowsOf(db, id);
-    expect(new Set(rows.map((r) => keyOf(r.url))).size).toBe(names.length * 25);
-    expect(rows).toHaveLength(names.length * 25);
-    expect(summary.responses).toBe(names.length * 25);
+    expect(new Set(rows.map((r) => keyOf(r.url))).size).toBe(names.length * 40);
+    expect(rows).toHaveLength(names.length * 40);
+    expect(summary.responses).toBe(names.length * 40);
   }, 120_000);
 
   it('Redis restarted (append-only file): workers pause, start nothing while it is gone, reconnect and finish; every page once', async () => {
@@ -154,8 +157,8 @@ describe.skipIf(!hasRedis)('a shared crawl survives', () => {
     let silence = 0;
     for (let i = 1; i < all.length; i++) silence = Math.max(silence, all[i]!.t - all[i - 1]!.t);
     expect(silence).toBeGreaterThanOrEqual(upAt - downAt - 300);
-    // And it is the only one: before and after, requests came every few tens of ms.
-    const long = all.flatMap((e, i) => (i > 0 && e.t - all[i - 1]!.t > 500 ? [`${(e.t - all[i - 1]!.t).toFixed(0)} ms before ${e.t.toFixed(0)}`] : []));
+    // And it is the only one: before and after, requests came every few tens of ms (under 1 s on a loaded machine).
+    const long = all.flatMap((e, i) => (i > 0 && e.t - all[i - 1]!.t > 1000 ? [`${(e.t - all[i - 1]!.t).toFixed(0)} ms before ${e.t.toFixed(0)}`] : []));
     expect(long, `outage ${upAt - downAt} ms; silences: ${long.join(", ")}`).toHaveLength(1);
     expect(w1.stderr).toMatch(/Redis is unreachable/);
     expect(w1.stderr).toMatch(/Redis answers again|Redis at .* is back/);

@@ -88,7 +88,8 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
       const P = crawlPrefix(sid);
       const status = await r.hget(`${P}meta`, 'status');
       if (status === null) throw new ResumeError(`shared crawl ${sid} (crawl ${o.resume}) is no longer in Redis`);
-      if (status === 'finished') throw new ResumeError(`crawl ${o.resume} is finished`);
+      // Finished in Redis while no recorder ran (the workers went on): what they streamed is recorded now.
+      if (row.status === 'finished') throw new ResumeError(`crawl ${o.resume} is finished`);
       const parsed = parseCrawlConfig({ ...(row.config as object), settings: JSON.parse((await r.hget(`${P}meta`, 'settings')) ?? '{}') });
       if (!parsed.ok) throw new ResumeError(`crawl ${o.resume} has a stored config that no longer validates: ${parsed.errors.map((e) => e.message).join('; ')}`);
       config = parsed.config;

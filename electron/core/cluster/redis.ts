@@ -31,7 +31,7 @@ export async function newCrawlId(r: Redis): Promise<string> {
 
 const SCRIPTS = {
   ssReserve: S.RESERVE, ssStarted: S.STARTED, ssSent: S.SENT, ssLock: S.LOCK, ssCommit: S.COMMIT, ssAdd: S.ADD,
-  ssRecord: S.RECORD, ssSweep: S.SWEEP, ssFinish: S.FINISH, ssHeartbeat: S.HEARTBEAT, ssJoin: S.JOIN,
+  ssRecord: S.RECORD, ssSweep: S.SWEEP, ssFinish: S.FINISH, ssHeartbeat: S.HEARTBEAT, ssJoin: S.JOIN, ssUnlease: S.UNLEASE,
 } as const;
 export type ScriptName = keyof typeof SCRIPTS;
 

@@ -14,6 +14,8 @@ local function nowMs()
 end
 local function fmt(x) return string.format('%.3f', x) end
 local function num(x, d) local n = tonumber(x) if n == nil then return d end return n end
+-- A reserved request not on the wire after this long (its worker stalled or died) no longer holds its slot.
+local PEND_MS = 10000
 -- The slot is offered to RESERVE at its ready time when it has work and room; else it leaves the index.
 -- A locked slot stays offered: RESERVE passes it by until its lock is released or runs out (a worker
 -- that died holding it must not take the slot out of the crawl).
@@ -62,22 +64,25 @@ local function addRequests(i, n)
 end
 -- A worker that is gone: its leases go back to their slots' queues (fetched once more, by someone
 -- else), the locks it held are freed. Returns how many requests went back.
+-- One lease given back: its request to the queue, its slot's place, lock and pending send freed. 1 when it was held.
+local function unlease(token)
+  local l = redis.call('HGET', P .. 'leases', token)
+  if not l then return 0 end
+  local d = cjson.decode(l)
+  local sk = P .. 's:' .. d.slot
+  redis.call('HDEL', P .. 'leases', token)
+  redis.call('SREM', P .. 'wl:' .. d.w, token)
+  redis.call('HINCRBY', sk, 'inflight', -1)
+  if redis.call('HGET', sk, 'lock') == token then redis.call('HSET', sk, 'lock', '') end
+  if redis.call('HGET', sk, 'pend') == token then redis.call('HSET', sk, 'pend', '') end
+  redis.call('ZADD', P .. 'q:' .. d.slot, d.score, d.req)
+  redis.call('HINCRBY', P .. 'meta', 'queued', 1)
+  place(d.slot)
+  return 1
+end
 local function bury(w)
   local requeued = 0
-  for _, token in ipairs(redis.call('SMEMBERS', P .. 'wl:' .. w)) do
-    local l = redis.call('HGET', P .. 'leases', token)
-    if l then
-      local d = cjson.decode(l)
-      local sk = P .. 's:' .. d.slot
-      redis.call('HDEL', P .. 'leases', token)
-      redis.call('HINCRBY', sk, 'inflight', -1)
-      if redis.call('HGET', sk, 'lock') == token then redis.call('HSET', sk, 'lock', '') end
-      redis.call('ZADD', P .. 'q:' .. d.slot, d.score, d.req)
-      redis.call('HINCRBY', P .. 'meta', 'queued', 1)
-      place(d.slot)
-      requeued = requeued + 1
-    end
-  end
+  for _, token in ipairs(redis.call('SMEMBERS', P .. 'wl:' .. w)) do requeued = requeued + unlease(token) end
   redis.call('DEL', P .. 'wl:' .. w)
   if requeued > 0 then redis.call('HINCRBY', P .. 'meta', 'requeued', requeued) end
   return requeued
@@ -103,11 +108,13 @@ if status == 'running' and redis.call('EXISTS', P .. 'hb:' .. w) == 1 then
   for _, slot in ipairs(due) do
     if got >= max then break end
     local sk = P .. 's:' .. slot
-    local f = redis.call('HMGET', sk, 'inflight', 'conc', 'lock', 'lockExp', 'pol', 'ready', 'mingap')
+    local f = redis.call('HMGET', sk, 'inflight', 'conc', 'lock', 'lockExp', 'pol', 'ready', 'mingap', 'pend', 'pendExp')
     local inflight, conc = num(f[1], 0), num(f[2], 1)
     local locked = f[3] ~= false and f[3] ~= '' and num(f[4], 0) > now
-    if locked then
-      -- another worker is committing this slot: passed by (its commit places it again)
+    local sending = f[8] ~= false and f[8] ~= '' and num(f[9], 0) > now
+    if locked or sending then
+      -- another worker is committing this slot (its commit places it again), or its latest request is
+      -- not on the wire yet: the next start counts from that send (SENT), whichever worker makes it
     elseif inflight >= conc then
       redis.call('ZREM', P .. 'ready', slot)
     elseif num(f[6], 0) > now then
@@ -119,7 +126,8 @@ if status == 'running' and redis.call('EXISTS', P .. 'hb:' .. w) == 1 then
       else
         local token = w .. ':' .. redis.call('HINCRBY', meta, 'leaseSeq', 1)
         local hold = fmt(now + num(f[7], 0))
-        redis.call('HSET', sk, 'inflight', inflight + 1, 'lock', token, 'lockExp', fmt(now + lockMs), 'last', fmt(now), 'ready', hold)
+        redis.call('HSET', sk, 'inflight', inflight + 1, 'lock', token, 'lockExp', fmt(now + lockMs), 'last', fmt(now), 'ready', hold,
+          'pend', token, 'pendExp', fmt(now + PEND_MS))
         redis.call('ZREM', P .. 'ready', slot)
         redis.call('HINCRBY', meta, 'queued', -1)
         redis.call('HSET', P .. 'leases', token, cjson.encode({ w = w, slot = slot, req = popped[1], score = popped[2] }))
@@ -157,18 +165,22 @@ return 1
 `;
 
 /**
- * SENT P slot gapMs: the request's headers went out now (Redis's clock at this call, never earlier
- * than the send): its slot's gap counts from here, as the one-process engine's does.
+ * SENT P slot gapMs token: the request's headers went out now (Redis's clock at this call, never
+ * earlier than the send): its slot's gap counts from here, as the one-process engine's does, and the
+ * slot may take its next request (RESERVE waits for this: a worker slow to send its request cannot
+ * have it arrive after the next one).
  */
 export const SENT = `${LIB}
-local slot, gap = ARGV[2], tonumber(ARGV[3])
+local slot, gap, token = ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local sk = P .. 's:' .. slot
 local now = nowMs()
+if redis.call('HGET', sk, 'pend') == token then redis.call('HSET', sk, 'pend', '') end
 local last = num(redis.call('HGET', sk, 'last'), 0)
-if now <= last then return 0 end
-local ready = math.max(num(redis.call('HGET', sk, 'ready'), 0), now + gap)
-redis.call('HSET', sk, 'last', fmt(now), 'ready', fmt(ready))
-if redis.call('ZSCORE', P .. 'ready', slot) then redis.call('ZADD', P .. 'ready', fmt(ready), slot) end
+if now > last then
+  local ready = math.max(num(redis.call('HGET', sk, 'ready'), 0), now + gap)
+  redis.call('HSET', sk, 'last', fmt(now), 'ready', fmt(ready))
+end
+place(slot)
 return 1
 `;
 
@@ -199,6 +211,8 @@ export const COMMIT = `${LIB}
 local slot, token, lease = ARGV[2], ARGV[3], ARGV[4]
 local sk = P .. 's:' .. slot
 if redis.call('HGET', sk, 'lock') ~= token then return 0 end
+-- A request that ends (or is put back) without a send no longer holds its slot.
+if lease ~= '' and redis.call('HGET', sk, 'pend') == lease then redis.call('HSET', sk, 'pend', '') end
 local nAdd, requeue = tonumber(ARGV[10]), ARGV[11]
 if lease ~= '' then
   local l = redis.call('HGET', P .. 'leases', lease)
@@ -275,6 +289,16 @@ redis.call('HDEL', P .. 'dead', w)
 redis.call('SET', P .. 'hb:' .. w, '1', 'PX', ttl)
 redis.call('HSET', P .. 'workers', w, ARGV[4])
 return requeued
+`;
+
+/**
+ * UNLEASE P token…: leases a worker holds in Redis but never learnt of (the reply of its RESERVE was
+ * lost with the connection): their requests go back to the queue, unsent. Returns how many.
+ */
+export const UNLEASE = `${LIB}
+local n = 0
+for i = 2, #ARGV do n = n + unlease(ARGV[i]) end
+return n
 `;
 
 /** FINISH P: marks a running crawl finished when nothing is queued and nothing leased. 1 when it did. */

@@ -225,6 +225,7 @@ export class SharedWorker {
             continue;
           }
           if (this.redisDown) {
+            await this.reconcile();
             this.redisDown = false;
             this.log(`${this.name}: Redis answers again; fetching`);
           }
@@ -280,6 +281,21 @@ export class SharedWorker {
     }
   }
 
+  /** Lease tokens this worker knows it holds (reserved and not yet committed). */
+  private readonly leases = new Set<string>();
+
+  /**
+   * After Redis was unreachable: a RESERVE whose reply was lost left leases this worker never learnt
+   * of; they go back to the queue (nothing was sent for them).
+   */
+  private async reconcile(): Promise<void> {
+    const held = await this.r.smembers(`${this.P}wl:${this.name}`);
+    const orphans = held.filter((t) => !this.leases.has(t));
+    if (orphans.length === 0) return;
+    const n = Number(await script(this.r, 'ssUnlease', [this.P, ...orphans]));
+    if (n > 0) this.log(`${this.name}: ${n} requests reserved as Redis went away (the reply was lost) went back to the queue, unsent`);
+  }
+
   private async reserve(max: number): Promise<{ count: number; queued: number; leases: number; nextDue: number | null; now: number }> {
     const t0 = Date.now();
     const out = (await script(this.r, 'ssReserve', [this.P, this.name, max, LOCK_MS])) as string[];
@@ -292,6 +308,7 @@ export class SharedWorker {
     }
     for (const g of got) {
       this.inFlight++;
+      this.leases.add(g.token);
       void this.begin(g).catch((e: unknown) => this.log(`${this.name}: ${g.q.u}: ${(e as Error).message}`));
     }
     return { count: got.length, queued: Number(out[2]), leases: Number(out[3]), nextDue: out[4] ? Number(out[4]) : null, now };
@@ -377,7 +394,7 @@ export class SharedWorker {
         if (handle) this.active.delete(handle);
         void this.completed(g, req, res, robotsFetch).catch((e: unknown) => this.log(`${this.name}: ${req.url}: ${(e as Error).message}`));
       },
-      () => void script(this.r, 'ssSent', [this.P, g.slot, gapMs.toFixed(3)]).catch(() => undefined),
+      () => void script(this.r, 'ssSent', [this.P, g.slot, gapMs.toFixed(3), g.token]).catch(() => undefined),
     );
     if (!done) this.active.add(handle);
   }
@@ -411,6 +428,7 @@ export class SharedWorker {
       if (await this.commit(g.slot, g.token, policy, c)) return;
       await this.underLock(g.slot, () => c);
     } finally {
+      this.leases.delete(g.token);
       this.inFlight--;
       this.wake?.();
     }
@@ -425,6 +443,7 @@ export class SharedWorker {
       await this.underLock(g.slot, (policy, now, inflight) => this.outcome(g, req, res, robots, policy, now, inflight));
       if (res.status !== null) this.responses++;
     } finally {
+      this.leases.delete(g.token);
       this.inFlight--;
       this.wake?.();
     }
