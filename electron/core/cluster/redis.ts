@@ -105,8 +105,10 @@ export async function connectRedis(url: string, o: ConnectOptions): Promise<Redi
     await r.connect();
   } catch (e) {
     r.disconnect();
-    const msg = (e as Error).message || lastError;
-    if (/WRONGPASS|NOAUTH|invalid password|invalid username-password/i.test(msg)) {
+    // The cause (a refused password, a certificate) comes as an 'error' event; the rejection only says the connection closed.
+    const msg = lastError || (e as Error).message;
+    if (/NOAUTH/.test(msg)) throw new SharedCrawlError(`--redis: Redis at ${shown} needs a password; give it as redis://:PASSWORD@host:port`);
+    if (/WRONGPASS|invalid password|invalid username-password/i.test(msg)) {
       throw new SharedCrawlError(`--redis: Redis at ${shown} refused the password (${msg.trim()}); give it as redis://:PASSWORD@host:port`);
     }
     throw new SharedCrawlError(`--redis: cannot connect to Redis at ${shown}: ${msg || 'no answer'}`);
