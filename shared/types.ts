@@ -154,6 +154,10 @@ export const WARNING_CODES = [
   'target-above-concurrency', 'max-below-floor', 'global-below-domain', 'delayed-requests', 'delay-at-max', 'delay-makes-concurrency-1',
   'concurrency-below-target', 'fast-errors', 'soft-block', 'cdn-cache', 'crawl-delay-overridden', 'crawl-delay-capped', 'plugin-error',
   'seed-line', 'robots-retry', 'robots-unavailable', 'decode-failed', 'download-warnsize', 'robots-truncated',
+  // A Scrapy crawl streamed in (electron/core/scrapy): records its bridge dropped, a bridge gone quiet, the host closed on it.
+  'scrapy-dropped', 'scrapy-silent', 'scrapy-host-closed',
+  // A shared crawl (electron/core/cluster): a worker whose heartbeat lapsed.
+  'worker-lost',
 ] as const;
 
 export type WarningCode = (typeof WARNING_CODES)[number];

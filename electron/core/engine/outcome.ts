@@ -63,6 +63,11 @@ export function responseRecord(req: CrawlRequest, slot: string, res: DownloadRes
   };
 }
 
+/** A warning to say once (its code is one of WARNING_CODES). */
+function warning<C extends string>(code: C, text: string): { readonly code: C; readonly text: string } {
+  return { code, text };
+}
+
 /** What robots.txt's Crawl-delay makes of a slot (SPEC 5.5), with the warning to say once, if any. */
 export type CrawlDelayRule =
   | { readonly delay: number; readonly warning: { readonly code: 'crawl-delay-capped'; readonly text: string } | null }
@@ -81,22 +86,17 @@ export function crawlDelayRule(rules: RobotsRules, s: Settings, scope: ScopeSett
   if (scope && (scope.delay !== undefined || scope.concurrency !== undefined)) {
     return {
       delay: null,
-      warning: {
-        code: 'crawl-delay-overridden',
-        text: `robots.txt of ${origin} asks for Crawl-delay: ${cd}, but THROTTLING_SCOPES sets ${slotKey}'s delay/concurrency; ` +
-          `using THROTTLING_SCOPES. Add ignore_robots_txt: true to that scope to silence this, or remove its delay to obey the site.`,
-      },
+      warning: warning('crawl-delay-overridden',
+        `robots.txt of ${origin} asks for Crawl-delay: ${cd}, but THROTTLING_SCOPES sets ${slotKey}'s delay/concurrency; ` +
+          `using THROTTLING_SCOPES. Add ignore_robots_txt: true to that scope to silence this, or remove its delay to obey the site.`),
     };
   }
   const cap = s.THROTTLING_ROBOTSTXT_MAX_DELAY;
   return {
     delay: Math.min(cd, cap),
     warning: cd > cap
-      ? {
-        code: 'crawl-delay-capped',
-        text: `robots.txt of ${origin} asks for Crawl-delay: ${cd}, above THROTTLING_ROBOTSTXT_MAX_DELAY (${cap}); using ${cap}. ` +
-          `Raise THROTTLING_ROBOTSTXT_MAX_DELAY to obey it fully.`,
-      }
+      ? warning('crawl-delay-capped', `robots.txt of ${origin} asks for Crawl-delay: ${cd}, above THROTTLING_ROBOTSTXT_MAX_DELAY (${cap}); using ${cap}. ` +
+        `Raise THROTTLING_ROBOTSTXT_MAX_DELAY to obey it fully.`)
       : null,
   };
 }
