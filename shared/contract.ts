@@ -85,7 +85,7 @@ export interface WorkerWire {
   readonly concurrency: number;
   /** Responses it fetched (failed downloads not counted). */
   readonly responses: number;
-  /** Responses per second over the last few seconds, from successive `responses` counts; null until two were read. */
+  /** Responses per second over the last 3 s, from successive `responses` counts; null until two were read. */
   readonly responsesPerSecond: number | null;
   /** Its latest heartbeat, epoch ms (Redis's clock). */
   readonly lastSeen: number;

@@ -20,8 +20,8 @@ import { sharedUnsupported, SharedWorker, type StreamedRecord } from './worker';
 const SLOTS_MS = 250;
 /** How often the workers and the crawl's status are read. */
 const WORKERS_MS = 1000;
-/** The span responses per second are counted over. */
-const RATE_SPAN_MS = 5000;
+/** The span responses per second are counted over (heartbeats publish the counts every second). */
+const RATE_SPAN_MS = 3000;
 
 /** A console request on a shared crawl that cannot be carried out, as the contract's error. */
 export class SharedCrawlRefusal extends Error {
