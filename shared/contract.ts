@@ -83,7 +83,7 @@ export interface WorkerWire {
   readonly inFlight: number;
   /** Requests it may have in flight at most. */
   readonly concurrency: number;
-  /** Responses it fetched (failed downloads not counted). */
+  /** Responses it fetched (robots.txt included; failed downloads not counted). */
   readonly responses: number;
   /** Responses per second over the last 3 s, from successive `responses` counts; null until two were read. */
   readonly responsesPerSecond: number | null;
