@@ -121,3 +121,57 @@ describe.skipIf(!hasRedis)('a shared crawl from the console (core with --redis)'
     expect(final.workers.map((x) => x.name).sort()).toEqual(expect.arrayContaining(['w1']));
   }, 90_000);
 });
+
+describe.skipIf(!hasRedis)('a shared crawl from the console, to its end', () => {
+  const setup = async (pages: number) => {
+    const s = await site({ hosts: { 'c.test': { address: '127.0.104.14', pages, latency_ms: 5 }, 'd.test': { address: '127.0.104.15', pages, latency_ms: 5 } } });
+    const redis = await startRedis();
+    const db = join(freshDir(), 'h.sqlite');
+    const core = await createCore({ db, redis: redis.url });
+    const call = async <T>(method: string, params: unknown): Promise<T> => {
+      const r: Reply = await core.dispatch(method, params);
+      if (!r.ok) throw new Error(`${method}: ${r.error.code}: ${r.error.message}`);
+      return r.result as T;
+    };
+    const { crawl } = await call<{ crawl: CrawlInfo }>('crawls.create', {
+      config: {
+        name: 'to its end', seeds: ['c.test', 'd.test'].map((h) => `${s.origin(h)}/`), resolve: s.resolve, follow: { scope: 'host' },
+        settings: { DOWNLOAD_DELAY: 0.02, RANDOMIZE_DOWNLOAD_DELAY: false, AUTOTHROTTLE_ENABLED: false },
+      },
+    });
+    return { s, redis, db, core, call, id: crawl.id };
+  };
+
+  it('finishes: the crawl row says finished with every page once, and a second start is refused', async () => {
+    const { s, core, call, id } = await setup(20);
+    defer(() => core.close());
+    await call('crawls.start', { id });
+    const end = Date.now() + 30_000;
+    while ((await call<CrawlInfo[]>('crawls.list', {})).find((c) => c.id === id)?.status !== 'finished') {
+      if (Date.now() > end) throw new Error('the shared crawl did not finish');
+      await sleep(100);
+    }
+    const pages = s.log.filter((e) => e.path !== '/robots.txt');
+    expect(pages).toHaveLength(40);
+    expect(new Set(pages.map((e) => `${e.host}${e.path}`)).size).toBe(40);
+    expect((await call<{ responses: number }>('crawls.stats', { id })).responses).toBe(40);
+    const again = await core.dispatch('crawls.start', { id });
+    expect(again.ok).toBe(false);
+  }, 60_000);
+
+  it('quitting the host pauses it for every worker; `crawl --resume ID --redis` finishes it, nothing fetched twice', async () => {
+    const { s, redis, db, core, call, id } = await setup(150);
+    await call('crawls.start', { id });
+    await waitFor(() => s.log.length > 20, 'some requests', 15_000);
+    await core.close();
+    const n = s.log.length;
+    await sleep(600);
+    expect(s.log.length).toBe(n);
+    expect(redis.cli('HGET', `ss:c:{1}:meta`, 'status')).toBe('paused');
+    const rec = slotscope(['crawl', '--db', db, '--resume', String(id), '--redis', redis.url]);
+    expect(await rec.exited, rec.stderr).toBe(0);
+    const pages = s.log.filter((e) => e.path !== '/robots.txt');
+    expect(new Set(pages.map((e) => `${e.host}${e.path}`)).size).toBe(300);
+    expect(pages).toHaveLength(300);
+  }, 90_000);
+});

@@ -291,6 +291,8 @@ export class SharedCrawls {
   private arm(): void {
     this.slotTimer ??= setInterval(() => void this.pollSlots(), SLOTS_MS);
     this.workerTimer ??= setInterval(() => void this.pollWorkers(), WORKERS_MS);
+    this.slotTimer.unref();
+    this.workerTimer.unref();
   }
 
   private disarm(): void {
@@ -434,6 +436,17 @@ export class SharedCrawls {
     if (id === undefined) return undefined;
     const c = this.byId.get(id);
     if (!c) return undefined;
+    if (c.ended && method === 'crawls.delete') {
+      // Deleted like any stored crawl; its workers are forgotten with it.
+      this.byId.delete(id);
+      return undefined;
+    }
+    if (c.ended && c.status === 'stopped' && method === 'crawls.resume') {
+      return Promise.reject(new SharedCrawlRefusal({
+        code: 'conflict', field: 'id',
+        message: `crawl ${id} is a stopped shared crawl; the console starts new shared crawls only: continue this one with \`slotscope crawl --db FILE --resume ${id} --redis URL\`, or duplicate it`,
+      }));
+    }
     const handler = (this.handlers as Partial<Record<Method, (c: LiveShared, p: unknown) => unknown>>)[method];
     // An ended shared crawl answers like any stored crawl, but for its workers.
     if (!handler || (c.ended && method !== 'crawls.workers')) return undefined;
