@@ -84,6 +84,10 @@ describe.skipIf(!hasRedis)('a shared crawl from the console (core with --redis)'
     const snapshot = await call<{ rows: SlotTuple[] }>('slots.snapshot', { id });
     expect(snapshot.rows.length).toBe(2);
     expect(snapshot.rows.every((r) => r[1] === 'paused')).toBe(true);
+    const queue = await call<{ queued: number; items: { url: string; depth: number }[] }>('slots.queue', { id, slot: 'a.test', limit: 5 });
+    expect(queue.queued).toBeGreaterThan(5);
+    expect(queue.items).toHaveLength(5);
+    expect(queue.items.every((q) => q.url.startsWith(s.origin('a.test')) && q.depth >= 1)).toBe(true);
 
     // Resume, a setting, a slot's pin: each reaches the workers and is recorded once.
     await call('crawls.resume', { id });

@@ -14,7 +14,7 @@ import type { HistoryWriter } from '../store/history-writer';
 import { SharedControl, type SharedSlot, type SharedStatus } from './control';
 import { assertNoneOpen, openShared, Recorder } from './recorder';
 import { connectRedis, SharedCrawlError } from './redis';
-import { sharedUnsupported, SharedWorker, type StreamedRecord } from './worker';
+import { sharedUnsupported, SharedWorker, type QueuedRequest as QueuedInRedis, type StreamedRecord } from './worker';
 
 /** How often the slot rows are read from Redis (the slot table's at most 10 updates a second). */
 const SLOTS_MS = 250;
@@ -501,10 +501,12 @@ export class SharedCrawls {
       await this.readSlots(c).catch(() => undefined);
       return { columns: SLOT_COLUMNS, rows: c.rows, now: Date.now() };
     },
-    'slots.queue': (c, p) => {
-      const row = c.rows.find((r) => r[0] === p.slot);
-      // The queue lives in Redis, ordered by the scripts; the console shows its length only.
-      return { slot: p.slot, queued: row ? row[18] : 0, items: [], live: true, now: Date.now() };
+    'slots.queue': async (c, p) => {
+      // The slot's queue in Redis, in the order workers take it (lowest score first).
+      const key = `${c.control.prefix}q:${p.slot}`;
+      const [queued, raw] = await Promise.all([this.r.zcard(key), this.r.zrange(key, '0', String((p.limit ?? 200) - 1))]);
+      const items = raw.map((json) => JSON.parse(json) as QueuedInRedis).map((q) => ({ url: q.u, depth: q.d, retries: q.t, priority: q.p, queuedAt: q.e || null }));
+      return { slot: p.slot, queued, items, live: true, now: Date.now() };
     },
   };
 
