@@ -22,7 +22,7 @@ describe.skipIf(!hasRedis)('a shared crawl from the console (core with --redis)'
     await expect(createCore({ db, redis: 'http://127.0.0.1:1' })).rejects.toThrow(/--redis: .* has the scheme http/);
   });
 
-  it('starts as a shared crawl; pause reaches every worker within 1 s; every control is recorded once', async () => {
+  it('starts as a shared crawl; pause, a setting and a slot\'s pause reach every worker within 1 s; every control is recorded once', async () => {
     const hosts = ['a.test', 'b.test'];
     const s = await site({
       hosts: Object.fromEntries(hosts.map((h, i) => [h, { address: `127.0.104.${11 + i}`, pages: 400, latency_ms: { base: 30, jitter: 10 } }])),
@@ -95,6 +95,19 @@ describe.skipIf(!hasRedis)('a shared crawl from the console (core with --redis)'
     const upd = await call<{ changed: string[] }>('settings.update', { id, changes: { DOWNLOAD_DELAY: 0.2 } });
     expect(upd.changed).toEqual(['DOWNLOAD_DELAY']);
     expect((await core.dispatch('settings.update', { id, changes: { DOWNLOAD_DELAY_PER_SLOT: 1 } })).ok).toBe(false);
+    // The new delay binds every worker within 1 s: b.test's starts are 0.2 s apart from then on.
+    const tSet = Date.now();
+    await waitFor(() => s.log.filter((e) => e.host === 'b.test' && s.startedAt + e.t > tSet + 1000).length >= 6, 'b.test requests after the new delay', 10_000);
+    const bAfter = s.log.filter((e) => e.host === 'b.test' && s.startedAt + e.t > tSet + 1000);
+    const bGaps = bAfter.slice(1).map((e, i) => e.t - bAfter[i]!.t);
+    expect(Math.min(...bGaps), bGaps.join(' ')).toBeGreaterThanOrEqual(185);
+    // A slot paused from the console: nothing new for it at the site 1 s later, from any worker.
+    const tPause = Date.now();
+    await call<SlotTuple>('slots.pause', { id, slot: 'b.test' });
+    await sleep(2000);
+    expect(s.log.filter((e) => e.host === 'b.test' && s.startedAt + e.t > tPause + 1000)).toHaveLength(0);
+    await call<SlotTuple>('slots.resume', { id, slot: 'b.test' });
+    await waitFor(() => s.log.some((e) => e.host === 'b.test' && s.startedAt + e.t > tPause + 2000), 'b.test again after its resume', 5000);
     const row = await call<SlotTuple>('slots.pinDelay', { id, slot: 'a.test', seconds: 0.5 });
     expect(row[20]).toBe(0.5);
     expect((await core.dispatch('slots.pinDelay', { id, slot: 'nope.test', seconds: 1 })).ok).toBe(false);
@@ -113,11 +126,12 @@ describe.skipIf(!hasRedis)('a shared crawl from the console (core with --redis)'
     const changes = await call<ChangeRecord[]>('log.changes', { id });
     const user = changes.filter((c) => c.source === 'user');
     expect(user.filter((c) => c.setting === 'started')).toHaveLength(1);
-    expect(user.filter((c) => c.setting === 'paused' && c.newValue === true)).toHaveLength(1);
-    expect(user.filter((c) => c.setting === 'paused' && c.newValue === false)).toHaveLength(1);
+    expect(user.filter((c) => c.slot === null && c.setting === 'paused' && c.newValue === true)).toHaveLength(1);
+    expect(user.filter((c) => c.slot === null && c.setting === 'paused' && c.newValue === false)).toHaveLength(1);
     expect(user.filter((c) => c.setting === 'DOWNLOAD_DELAY')).toEqual([expect.objectContaining({ oldValue: 0.05, newValue: 0.2 })]);
     expect(user.filter((c) => c.setting === 'pin_delay')).toEqual([expect.objectContaining({ slot: 'a.test', newValue: 0.5 })]);
     expect(user.filter((c) => c.setting === 'stopped')).toHaveLength(1);
+    expect(user.filter((c) => c.slot === 'b.test' && c.setting === 'paused').map((c) => c.newValue)).toEqual([true, false]);
     const stats = await call<{ responses: number }>('crawls.stats', { id });
     expect(stats.responses).toBeGreaterThan(10);
     // The workers stay listed with their final counts.
