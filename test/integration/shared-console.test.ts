@@ -22,6 +22,20 @@ describe.skipIf(!hasRedis)('a shared crawl from the console (core with --redis)'
     await expect(createCore({ db, redis: 'http://127.0.0.1:1' })).rejects.toThrow(/--redis: .* has the scheme http/);
   });
 
+  it('serve --redis with a bad value exits 2 naming what was wrong, before it serves anything', async () => {
+    const db = join(freshDir(), 'h.sqlite');
+    for (const [url, said] of [
+      ['http://127.0.0.1:6379', /--redis: "http:\/\/127\.0\.0\.1:6379\/?" has the scheme http/],
+      ['redis://127.0.0.1:6379/x', /--redis: the database "x" .* is not a number from 0 to 15/],
+      ['redis://127.0.104.1:1', /--redis: cannot connect to Redis at redis:\/\/127\.0\.104\.1:1/],
+    ] as const) {
+      const p = slotscope(['serve', '--db', db, '--redis', url]);
+      expect(await p.exited, p.stderr).toBe(2);
+      expect(p.stderr).toMatch(said);
+      expect(p.stdout).not.toMatch(/ready/);
+    }
+  }, 60_000);
+
   it('starts as a shared crawl; pause, a setting and a slot\'s pause reach every worker within 1 s; every control is recorded once', async () => {
     const hosts = ['a.test', 'b.test'];
     const s = await site({
