@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PRESETS } from '../shared/settings';
 import { createCore, type Core } from './core/create-core';
+import { shownUrl } from './core/cluster/redis';
 import { demoScenario, startTestSite, type Scenario, type TestSite } from './core/testsite/index';
 import { loadHostIdentity, saveHostIdentity } from './server/host-identity';
 import { ListenError, startServer, type RunningServer } from './server/ws-server';
@@ -19,6 +20,8 @@ export interface BrowserModeOptions {
   readonly demo?: boolean;
   /** Open the URL in an installed browser (chromium, xdg-open, open). */
   readonly open?: boolean;
+  /** Crawls started from the console are shared crawls in this Redis (issue 18). */
+  readonly redis?: string;
   readonly log: (line: string) => void;
 }
 
@@ -116,7 +119,7 @@ async function startIdentified(o: BrowserModeOptions, staticDir: string, core: C
 /** Runs until SIGINT/SIGTERM; then pauses running crawls, flushes the history and stops. */
 export async function runBrowserMode(o: BrowserModeOptions): Promise<void> {
   mkdirSync(dirname(o.db), { recursive: true });
-  const core = await createCore({ db: o.db });
+  const core = await createCore({ db: o.db, redis: o.redis, log: o.log });
   let site: TestSite | null = null;
   let server: RunningServer;
   try {
@@ -132,6 +135,7 @@ export async function runBrowserMode(o: BrowserModeOptions): Promise<void> {
   }
   o.log(`Slotscope is running: ${server.url}`);
   o.log(`history: ${o.db}`);
+  if (o.redis) o.log(`crawls started here are shared crawls in Redis at ${shownUrl(o.redis)}; workers join with: slotscope worker --redis URL`);
   process.stdout.write(`${JSON.stringify({ ready: true, url: server.url, db: o.db })}\n`);
   if (o.open) openBrowser(server.url, o.log);
   await new Promise<void>((resolve) => {

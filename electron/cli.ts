@@ -48,8 +48,10 @@ const COMMAND_USAGE: Readonly<Record<string, string>> = {
 ${REPLAY_DB_USAGE}`,
   demo: `  slotscope demo [--db FILE.sqlite] [--quiet]
       Crawl the built-in test site and print where its history went.`,
-  serve: `  slotscope serve [--port N] [--host 127.0.0.1] [--db FILE.sqlite] [--demo] [--open]
-      The app in a browser: serves the UI and its WebSocket on one port, behind a token in the printed URL.`,
+  serve: `  slotscope serve [--port N] [--host 127.0.0.1] [--db FILE.sqlite] [--demo] [--open] [--redis URL]
+      The app in a browser: serves the UI and its WebSocket on one port, behind a token in the printed URL.
+      --redis URL: crawls started from the console are shared crawls in that Redis; this process records them
+      and fetches too, \`slotscope worker --redis URL\` processes join, and the Workers tab lists them.`,
   start: `  slotscope start
       What \`npm start\` runs: the desktop app where it can run (the Electron binary, a display, better-sqlite3
       built for Electron); otherwise, saying why, serve on the default database with the built-in test site
@@ -336,7 +338,7 @@ async function cmdDemo(argv: string[]): Promise<number> {
 }
 
 async function cmdServe(argv: string[], defaults: { demo: boolean; open: boolean }): Promise<number> {
-  const a = parseArgs('serve', argv, ['port', 'host', 'db'], ['demo', 'open']);
+  const a = parseArgs('serve', argv, ['port', 'host', 'db', 'redis'], ['demo', 'open']);
   const port = a.port === undefined ? 0 : wholeFlag('serve', 'port', a.port, 0, 65535, 'a port number 0-65535, 0 for any free port');
   const host = a.host === undefined ? '127.0.0.1' : String(a.host);
   if (host.trim() === '') throw new UsageError('--host: "" is not allowed (an address of this machine to listen on, e.g. 127.0.0.1)', 'serve');
@@ -347,9 +349,14 @@ async function cmdServe(argv: string[], defaults: { demo: boolean; open: boolean
       port,
       demo: Boolean(a.demo) || defaults.demo,
       open: Boolean(a.open) || defaults.open,
+      ...(a.redis !== undefined ? { redis: String(a.redis) } : {}),
       log: err,
     });
   } catch (e) {
+    if (e instanceof SharedCrawlError) {
+      err(`slotscope: ${e.message}`);
+      return 2;
+    }
     if (!(e instanceof ListenError)) throw e;
     // Everything opened was closed (the database lock released) before this line.
     if (e.portFault) {

@@ -64,6 +64,33 @@ export interface CrawlInfo {
   readonly derivedFrom?: number;
   /** Set for a crawl run elsewhere and streamed in: 'Scrapy' for a spider with the slotscope-scrapy extension. */
   readonly source?: CrawlSource;
+  /**
+   * Set for a shared crawl this host records (issue 18, `slotscope serve --redis URL`): its frontier
+   * and slots live in Redis and several `slotscope worker` processes fetch it ('crawls.workers').
+   */
+  readonly shared?: true;
+}
+
+/** A fetcher of a shared crawl as the Workers panel shows it ('crawls.workers', 'workers.update'). */
+export interface WorkerWire {
+  /** Its --name (the host's own fetcher: recorder@HOST). */
+  readonly name: string;
+  /** The machine it runs on, and its process id there. */
+  readonly host: string;
+  readonly pid: number;
+  /** Its heartbeat is fresh (it beats every second; it counts as dead after 3 s without one). */
+  readonly alive: boolean;
+  readonly inFlight: number;
+  /** Requests it may have in flight at most. */
+  readonly concurrency: number;
+  /** Responses it fetched (robots.txt included; failed downloads not counted). */
+  readonly responses: number;
+  /** Responses per second over the last 3 s, from successive `responses` counts; null until two were read. */
+  readonly responsesPerSecond: number | null;
+  /** Its latest heartbeat, epoch ms (Redis's clock). */
+  readonly lastSeen: number;
+  /** When it joined, epoch ms. */
+  readonly startedAt: number;
 }
 
 /** Where a crawl ran when not in Slotscope's engine (CrawlInfo.source): a Scrapy spider through slotscope-scrapy. */
@@ -405,6 +432,11 @@ export interface AppRequests {
   'crawls.definition': { params: CrawlRef; result: CrawlDefinition };
   /** A crawl's seeds from `offset` (default 0), at most `limit` (1–50,000, default 10,000), and how many it has. */
   'crawls.seeds': { params: CrawlRef & { readonly offset?: number; readonly limit?: number }; result: { readonly total: number; readonly seeds: readonly string[] } };
+  /**
+   * The workers of a shared crawl (CrawlInfo.shared), every one that joined, alive or not, by name;
+   * `now` is the host's clock. Refused (conflict) for a crawl that is not shared.
+   */
+  'crawls.workers': { params: CrawlRef; result: { readonly workers: readonly WorkerWire[]; readonly now: number } };
   /** The crawl's figures under Scrapy's stats names, from the store (live while it runs). */
   'crawls.scrapyStats': { params: CrawlRef; result: ScrapyStats };
   /** The history database's retention settings. */
@@ -514,6 +546,8 @@ export interface AppEvents {
   'crawls.changed': { readonly crawls: readonly CrawlInfo[] };
   /** Progress of a 'history.export': rows written so far, of about `total` (the scrapy-debug format skips failed downloads). */
   'history.exportProgress': { readonly exportId: string; readonly rows: number; readonly total: number };
+  /** The workers of a running shared crawl, about once a second (as 'crawls.workers' answers). */
+  'workers.update': { readonly crawlId: number; readonly workers: readonly WorkerWire[]; readonly now: number };
   /** A command of the desktop app's menu for the renderer to carry out (sent by the Electron host only, never by the core). */
   'app.command': { readonly command: AppCommand };
 }
@@ -539,10 +573,11 @@ export const METHODS = [
   'slots.pinDelay', 'slots.pinConcurrency', 'slots.clearPins', 'slots.resetBackoff', 'slots.snapshot', 'slots.history',
   'log.events', 'log.changes', 'history.export', 'slots.responses', 'store.retention.get', 'store.retention.set',
   'history.whatIf', 'history.importScrapyLog', 'requests.page', 'slots.queue', 'crawls.scrapyStats', 'crawls.definition', 'crawls.seeds',
+  'crawls.workers',
 ] as const satisfies readonly Method[];
 
 /** Every event name: the Electron preload's subscription allowlist. */
-export const EVENTS = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed', 'app.command', 'history.exportProgress'] as const satisfies readonly EventName[];
+export const EVENTS = ['slots.update', 'crawl.status', 'warning', 'settings.changed', 'crawls.changed', 'app.command', 'history.exportProgress', 'workers.update'] as const satisfies readonly EventName[];
 
 /** Compile-time checks that METHODS and EVENTS name every member of AppRequests and AppEvents (a missing one is an error here). */
 type NoneMissing<T extends never> = T;

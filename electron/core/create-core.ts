@@ -29,6 +29,7 @@ import { consolePluginPath, PluginError } from './engine/scopes';
 import { dirname, join } from 'node:path';
 import { validateParams, Invalid } from './dispatch';
 import { isScrapyConfig, SCRAPY_SOURCE, ScrapyCrawlError, ScrapyCrawls, type IngestReply } from './scrapy/scrapy-crawls';
+import { SharedCrawlRefusal, SharedCrawls } from './cluster/shared-crawls';
 
 export interface CoreOptions {
   /** SQLite file of the history. */
@@ -37,6 +38,14 @@ export interface CoreOptions {
   readonly baseDir?: string;
   /** Milliseconds between slot-table updates (at most 10 per second). */
   readonly slotUpdateMs?: number;
+  /**
+   * A Redis (redis://[:password@]host:port[/db]): crawls started from the console are shared crawls
+   * (issue 18) that `slotscope worker --redis URL` processes join; this host records and fetches them.
+   * A bad URL, a refused password or a Redis older than 7 throws SharedCrawlError.
+   */
+  readonly redis?: string;
+  /** Lines for the operator (shared crawls: Redis lost and found again). */
+  readonly log?: (line: string) => void;
 }
 
 export interface Core extends Dispatcher {
@@ -142,7 +151,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
   }
 
   function info(id: number): CrawlInfo {
-    const remote = scrapy.info(id);
+    const remote = scrapy.info(id) ?? shared?.info(id);
     if (remote) return remote;
     const c = stored(id);
     // A crawl that just ended is read from its crawler until its final row is written, so the list
@@ -162,6 +171,22 @@ export async function createCore(o: CoreOptions): Promise<Core> {
   const list = () => reader.listCrawls().map((c) => info(c.id)).sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
   // Scrapy crawls streamed in by the slotscope-scrapy extension (core/scrapy/): their own slots, commands and status.
   const scrapy = new ScrapyCrawls({ writer, emit, listChanged: () => emit('crawls.changed', { crawls: list() }), stored: (id) => reader.getCrawl(id) });
+  // Shared crawls (issue 18, serve --redis): started here, recorded here, fetched here and by `slotscope worker`s.
+  let shared: SharedCrawls | null = null;
+  if (o.redis !== undefined) {
+    try {
+      shared = await SharedCrawls.connect({
+        redis: o.redis, writer, db: o.db, emit, listChanged: () => emit('crawls.changed', { crawls: list() }), journal, log: o.log ?? (() => undefined),
+      });
+    } catch (e) {
+      scrapy.close();
+      reader.close();
+      await reads.close();
+      await exporter.close();
+      await writer.close();
+      throw e;
+    }
+  }
 
   function live(id: number): Live {
     const l = running.get(id);
@@ -330,6 +355,21 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     emit('settings.changed', { crawlId: id, changes: [ch] });
   }
 
+  /** A created crawl started as a shared crawl (serve --redis). */
+  async function startShared(id: number, sh: SharedCrawls): Promise<CrawlInfo> {
+    const c = stored(id);
+    if (c.status !== 'created') fail('conflict', `crawl ${id} is ${c.status}; only a created crawl can start (duplicate it to run it again)`, 'id');
+    const config = configOf(id);
+    if (config.seeds.length === 0) fail('conflict', `crawl ${id} has no seeds: duplicate it with seeds to crawl`, 'id');
+    if (starting.has(id)) fail('conflict', `crawl ${id} is already starting`, 'id');
+    starting.add(id);
+    try {
+      return await sh.start(id, config, c.createdAt);
+    } finally {
+      starting.delete(id);
+    }
+  }
+
   function slotAction(p: { id: number; slot: string }, act: (c: Crawler) => void): SlotTuple {
     const l = live(p.id);
     // Only a slot the crawl has: a made-up key would become a slot of its own, kept for good once paused or pinned.
@@ -375,7 +415,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     },
     'crawls.start': async (p) => {
       const t = realNow();
-      const started = await start(p.id);
+      const started = shared ? await startShared(p.id, shared) : await start(p.id);
       journal(p.id, t, 'started', null, true);
       return started;
     },
@@ -547,6 +587,10 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       const offset = p.offset ?? 0;
       return { total: seeds.length, seeds: seeds.slice(offset, offset + (p.limit ?? 10_000)) };
     },
+    'crawls.workers': (p) => {
+      stored(p.id);
+      return fail('conflict', `crawl ${p.id} is not a shared crawl of this host (only \`slotscope serve --redis URL\` records shared crawls, and lists their workers)`, 'id');
+    },
     'crawls.scrapyStats': async (p) => {
       stored(p.id);
       await writer.flush();
@@ -611,12 +655,12 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     }
     try {
       const p = validateParams(method as Method, params);
-      const routed = scrapy.route(method as Method, p);
+      const routed = scrapy.route(method as Method, p) ?? shared?.route(method as Method, p);
       if (routed) return { ok: true, result: await routed };
       const handler = handlers[method as Method] as (p: unknown) => unknown;
       return { ok: true, result: await handler(p) };
     } catch (e) {
-      if (e instanceof CoreError || e instanceof ScrapyCrawlError) return { ok: false, error: e.error };
+      if (e instanceof CoreError || e instanceof ScrapyCrawlError || e instanceof SharedCrawlRefusal) return { ok: false, error: e.error };
       if (e instanceof Invalid) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
       if (e instanceof ExportError) return { ok: false, error: { code: e.code, message: e.message, field: e.field } };
       if (e instanceof ImportRefused) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
@@ -637,6 +681,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     async close() {
       closed = true;
       scrapy.close();
+      await shared?.close();
       if (ticker) clearInterval(ticker);
       ticker = null;
       await Promise.all([...finalizing]);

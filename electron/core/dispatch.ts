@@ -157,6 +157,7 @@ const validators: { [M in Method]: (p: P) => Params<M> } = {
     limit: optional<number>(p, 'limit', (v) => Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 1000, 'a whole number from 1 to 1000'),
   }),
   'crawls.scrapyStats': crawlRef,
+  'crawls.workers': crawlRef,
   'crawls.definition': crawlRef,
   'crawls.seeds': (p) => ({
     id: id(p),

@@ -187,6 +187,8 @@ export interface StackOptions {
   readonly dispatcher?: (core: Core, crawlIds: readonly number[]) => Dispatcher;
   /** Files to put in the data folder's plugins/ (name → source) before the crawls are created. */
   readonly plugins?: Readonly<Record<string, string>>;
+  /** A Redis URL: the core starts crawls as shared crawls there (`serve --redis`, issue 18). */
+  readonly redis?: string;
 }
 
 /** The test site (log kept), a core on a fresh database with the crawls created, and the browser host. */
@@ -201,7 +203,7 @@ export async function startStack(t: TestContext, scenario: ScenarioInput, crawls
   // The data folder's plug-ins folder: the only place a THROTTLING_MANAGER set from the app may name.
   mkdirSync(join(dir, 'plugins'));
   for (const [name, source] of Object.entries(opts.plugins ?? {})) writeFileSync(join(dir, 'plugins', name), source);
-  const core = await createCore({ db: dbFile });
+  const core = await createCore({ db: dbFile, ...(opts.redis !== undefined ? { redis: opts.redis } : {}) });
   t.defer(() => core.close());
   const call = async <T>(method: string, params: unknown): Promise<T> => {
     const r: Reply = await core.dispatch(method, params);

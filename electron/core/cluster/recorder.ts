@@ -103,25 +103,11 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
       log(`crawl ${crawlId}: resumed shared crawl ${sid}`);
     } else {
       config = o.config!;
-      const open = await r.get(OPEN_KEY);
-      if (open !== null && ['running', 'paused', 'starting'].includes((await r.hget(`${crawlPrefix(open)}meta`, 'status')) ?? '')) {
-        throw new SharedCrawlError(`another shared crawl (${open}) is open in this Redis; a Redis holds one open shared crawl at a time (stop it, or use another database number: redis://host:port/1)`);
-      }
+      await assertNoneOpen(r);
       crawlId = await w.createCrawl(config.name, crawlConfigInput(config), config.settings);
-      sid = await newCrawlId(r);
-      const P = crawlPrefix(sid);
-      const started = Date.now();
-      await r.hset(`${P}meta`, {
-        status: 'starting', config: JSON.stringify(crawlConfigInput(config)), settings: JSON.stringify(config.settings), settingsV: '1',
-        queued: '0', accepted: '0', seq: '0', maxPages: Number.isFinite(config.follow.maxPages) ? String(config.follow.maxPages) : '0',
-        crawlId: String(crawlId), db: dbKey(o.db, crawlId), name: config.name, startedAt: String(started), recorder: name,
-      });
-      await r.hset(BY_DB_KEY, dbKey(o.db, crawlId), sid);
-      await r.xgroup('CREATE', `${P}rec`, GROUP, '0', 'MKSTREAM');
-      await queueSeeds(r, P, config);
-      await r.hset(`${P}meta`, 'status', 'running');
-      await r.set(OPEN_KEY, sid);
-      w.updateCrawl(crawlId, { status: 'running', startedAt: started });
+      const opened = await openShared(r, config, crawlId, o.db, name);
+      sid = opened.sid;
+      w.updateCrawl(crawlId, { status: 'running', startedAt: opened.startedAt });
       log(`crawl ${crawlId}: shared crawl ${sid} open in Redis; workers join with: slotscope worker --redis ${o.redis.replace(/:[^:@/]*@/, ':***@')}`);
     }
     const P = crawlPrefix(sid);
@@ -158,6 +144,32 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
     await writer?.close().catch(() => undefined);
     r.disconnect();
   }
+}
+
+/** Refuses a new shared crawl while another one is open in this Redis (one open shared crawl per Redis). */
+export async function assertNoneOpen(r: Redis): Promise<void> {
+  const open = await r.get(OPEN_KEY);
+  if (open !== null && ['running', 'paused', 'starting'].includes((await r.hget(`${crawlPrefix(open)}meta`, 'status')) ?? '')) {
+    throw new SharedCrawlError(`another shared crawl (${open}) is open in this Redis; a Redis holds one open shared crawl at a time (stop it, or use another database number: redis://host:port/1)`);
+  }
+}
+
+/** Opens crawl `crawlId` of `db` (created in SQLite) in Redis: its definition, its seeds queued, running; workers join it. */
+export async function openShared(r: Redis, config: CrawlConfig, crawlId: number, db: string, recorder: string): Promise<{ sid: string; prefix: string; startedAt: number }> {
+  const sid = await newCrawlId(r);
+  const P = crawlPrefix(sid);
+  const started = Date.now();
+  await r.hset(`${P}meta`, {
+    status: 'starting', config: JSON.stringify(crawlConfigInput(config)), settings: JSON.stringify(config.settings), settingsV: '1',
+    queued: '0', accepted: '0', seq: '0', maxPages: Number.isFinite(config.follow.maxPages) ? String(config.follow.maxPages) : '0',
+    crawlId: String(crawlId), db: dbKey(db, crawlId), name: config.name, startedAt: String(started), recorder,
+  });
+  await r.hset(BY_DB_KEY, dbKey(db, crawlId), sid);
+  await r.xgroup('CREATE', `${P}rec`, GROUP, '0', 'MKSTREAM');
+  await queueSeeds(r, P, config);
+  await r.hset(`${P}meta`, 'status', 'running');
+  await r.set(OPEN_KEY, sid);
+  return { sid, prefix: P, startedAt: started };
 }
 
 /** Queues the seeds (each once, de-duplicated like every page) in batches. */

@@ -10,6 +10,7 @@ import { CrawlsStore } from './crawls-store';
 import { FrameStore } from './frame-store';
 import { MessageStore } from './message-store';
 import { forgetPinnedRows, SlotTables } from './slot-table-store';
+import { WorkersStore } from './workers-store';
 
 export interface Stores {
   readonly connection: ConnectionStore;
@@ -22,6 +23,8 @@ export interface Stores {
   readonly schema: SchemaStore;
   /** Per crawl: requests and bytes per second over the last 10 s. */
   readonly rates: CrawlRates;
+  /** Per shared crawl: its workers. */
+  readonly workers: WorkersStore;
 }
 
 /** The settings schema (it never changes while the host runs), for the settings panel. */
@@ -99,6 +102,7 @@ export function createAppState(transport: Transport): AppState {
     crawlLogs: new CrawlLogs(),
     schema: new SchemaStore(),
     rates: new CrawlRates(),
+    workers: new WorkersStore(),
   };
   const { crawlLogs } = stores;
   const { crawls, slotTables, messages } = stores;
@@ -156,6 +160,18 @@ export function createAppState(transport: Transport): AppState {
     }
   }
 
+  /** A shared crawl's workers, once (events keep them fresh while it runs). */
+  async function loadWorkers(crawlId: number): Promise<void> {
+    try {
+      const { workers, now } = await transport.invoke('crawls.workers', { id: crawlId });
+      stores.workers.set(crawlId, workers, now);
+    } catch (e) {
+      const err = toAppError(e);
+      // A shared crawl of an earlier run of the host: its workers are not known any more.
+      if (err.code !== 'conflict') messages.report(`Loading the workers of ${crawlName(crawlId)}`, err);
+    }
+  }
+
   async function loadSchema(): Promise<void> {
     if (stores.schema.current()) return;
     try {
@@ -180,7 +196,10 @@ export function createAppState(transport: Transport): AppState {
       }
     }
     void loadSchema();
-    for (const id of opened) void loadLog(id);
+    for (const id of opened) {
+      void loadLog(id);
+      if (crawls.crawl(id)?.shared) void loadWorkers(id);
+    }
   }
 
   // The one subscription that feeds the stores.
@@ -208,6 +227,7 @@ export function createAppState(transport: Transport): AppState {
       if (opened.has(p.crawlId)) crawlLogs.get(p.crawlId).addWarnings([p.event]);
     }),
     transport.subscribe('slots.update', (p) => slotTables.get(p.crawlId)?.apply(p.rows, p.now)),
+    transport.subscribe('workers.update', (p) => stores.workers.set(p.crawlId, p.workers, p.now)),
     transport.onState((state) => {
       stores.connection.set(state);
       if (state === 'open') void refresh();
@@ -297,6 +317,7 @@ export function createAppState(transport: Transport): AppState {
       void syncTable(crawlId);
       void loadStats(crawlId);
       void loadLog(crawlId);
+      if (crawls.crawl(crawlId)?.shared) void loadWorkers(crawlId);
     },
     async updateSettings(crawlId, changes) {
       try {

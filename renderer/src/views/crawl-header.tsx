@@ -107,6 +107,7 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
         <div className="crawl-title">
           <h2 data-testid="crawl-name" title={info.name}>{info.name}</h2>
           {info.source && <Badge tone="info" testId="crawl-source" title={`Run by a ${info.source} spider, streamed in by slotscope-scrapy`}>{info.source}</Badge>}
+          {info.shared && <Badge tone="info" testId="crawl-shared" title="A shared crawl: its frontier and slots live in Redis, fetched by every worker (the Workers tab)">shared</Badge>}
           <Badge tone={CRAWL_STATUS_TONE[status]} testId="crawl-status" title={online ? undefined : 'Last known: the host is not connected'}>
             {status}
           </Badge>

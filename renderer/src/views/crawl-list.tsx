@@ -104,6 +104,7 @@ function CrawlRow({ crawl, nested, selected, onSelect }: { crawl: CrawlInfo; nes
           {crawl.name}
         </button>
         {crawl.source && <> <Badge tone="info" testId="crawl-source" title={`Run by a ${crawl.source} spider, streamed in by slotscope-scrapy`}>{crawl.source}</Badge></>}
+        {crawl.shared && <> <Badge tone="info" testId="crawl-shared" title="A shared crawl: its frontier and slots live in Redis, fetched by every worker">shared</Badge></>}
       </td>
       <td className="left">
         <Badge tone={CRAWL_STATUS_TONE[crawl.status]}>{crawl.status}</Badge>

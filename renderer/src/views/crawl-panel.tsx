@@ -1,7 +1,7 @@
 // The selected crawl: its header (status, commands, live figures) over its views in tabs (arrow keys
 // move between them): slots, requests, charts, log, stats, settings, warnings. Opening a crawl fetches once.
 
-import { useEffect, useRef, useState, type KeyboardEvent } from 'react';
+import { useCallback, useEffect, useRef, useState, type KeyboardEvent } from 'react';
 import type { CrawlLogStore } from '../store/crawl-log-store';
 import { useStore } from '../store/use-store';
 import { useCrawlShortcuts } from '../keyboard';
@@ -18,8 +18,11 @@ import { SettingsPanel } from './settings-panel';
 import { SlotTable } from './slot-table';
 import { StatsTab } from './stats/stats-tab';
 import { WarningsPanel } from './warnings-panel';
+import { WorkersPanel } from './workers-panel';
+import type { CrawlsStore } from '../store/crawls-store';
+import type { WorkersStore } from '../store/workers-store';
 
-type Tab = 'slots' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'stats' | 'journal' | 'crawl' | 'settings' | 'warnings';
+type Tab = 'slots' | 'workers' | 'requests' | 'overview' | 'history' | 'compare' | 'log' | 'stats' | 'journal' | 'crawl' | 'settings' | 'warnings';
 const warningCount = (s: CrawlLogStore) => s.warnings().length;
 
 export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
@@ -50,6 +53,10 @@ export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
   // Creating the (empty) table store is idempotent; fetching its rows is the effect's job.
   const table = stores.slotTables.open(crawlId).table;
   const warnings = useStore(stores.crawlLogs.get(crawlId), warningCount);
+  // A shared crawl (serve --redis) has a Workers tab: the processes that fetch it.
+  const shared = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId)?.shared === true, [crawlId]));
+  const live = useStore(stores.crawls, useCallback((s: CrawlsStore) => ['running', 'paused'].includes(s.crawl(crawlId)?.status ?? ''), [crawlId]));
+  const alive = useStore(stores.workers, useCallback((s: WorkersStore) => s.of(crawlId)?.workers.filter((w) => w.alive).length, [crawlId]));
   useEffect(() => commands.openCrawl(crawlId), [commands, crawlId]);
   // The desktop menu's File › Export…: the Log tab holds the export buttons.
   useEffect(() => app.transport.subscribe('app.command', (p) => {
@@ -78,6 +85,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
       <CrawlHeader crawlId={crawlId} onShowWarnings={() => setTab('warnings')} onOpenCrawl={onOpenCrawl} />
       <div className="tabs" role="tablist" aria-label="Crawl views" ref={tabList} onKeyDown={onTabKey}>
         {tabButton('slots', 'Slots')}
+        {shared && tabButton('workers', alive === undefined ? 'Workers' : `Workers (${alive})`)}
         {tabButton('requests', 'Requests')}
         {tabButton('overview', 'Overview')}
         {tabButton('history', 'History')}
@@ -91,6 +99,7 @@ export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
       </div>
       <div className="tab-body" id="crawl-tabpanel" role="tabpanel" aria-labelledby={`tab-${tab}`}>
         {tab === 'slots' && <SlotTable table={table} crawlId={crawlId} onOpenHistory={openHistory} onOpenRequests={openRequests} />}
+        {tab === 'workers' && <WorkersPanel crawlId={crawlId} live={live} />}
         {tab === 'requests' && <RequestsTab key={requestsAt.seq} crawlId={crawlId} initial={requestsAt} onOpenHistory={openHistory} />}
         {tab === 'overview' && <OverviewTab crawlId={crawlId} onOpenSlot={openHistory} />}
         {tab === 'history' && <HistoryTab crawlId={crawlId} slot={historySlot} focus={historyFocus} onSlot={(s) => { setHistorySlot(s); setHistoryFocus(null); }} />}

@@ -1,0 +1,27 @@
+// The workers of each shared crawl (issue 18), as the host last listed them: fed by 'workers.update'
+// (about once a second while the crawl runs) and by the 'crawls.workers' answer when the panel opens.
+
+import type { WorkerWire } from '../../../shared/contract';
+import { FrameStore } from './frame-store';
+
+export interface WorkersOf {
+  readonly workers: readonly WorkerWire[];
+  /** The host's clock when they were read (epoch ms): "last seen" counts from it. */
+  readonly now: number;
+}
+
+export class WorkersStore extends FrameStore {
+  private readonly byCrawl = new Map<number, WorkersOf>();
+
+  of(crawlId: number): WorkersOf | undefined {
+    return this.byCrawl.get(crawlId);
+  }
+
+  set(crawlId: number, workers: readonly WorkerWire[], now: number): void {
+    const prev = this.byCrawl.get(crawlId);
+    // An answer read before the latest event does not replace it.
+    if (prev && prev.now > now) return;
+    this.byCrawl.set(crawlId, { workers, now });
+    this.changed();
+  }
+}
