@@ -6,14 +6,17 @@
 // the politeness part), BENCH_SHARED_HOSTS (240 hosts of the scale part), BENCH_SHARED_SCALE_PAGES (30),
 // BENCH_SHARED_FAST_HOSTS (100 hosts of the overhead part), BENCH_SHARED_FAST_PAGES (60),
 // BENCH_ROUNDS (overhead trials per side, 3), BENCH_SHARED_SCALE_ROUNDS (scale trials per side, 1), BENCH_SHARED_CLI_FLAGS (node
-// flags of every CLI process, e.g. `--cpu-prof --cpu-prof-dir=DIR`).
+// flags of every CLI process, e.g. `--cpu-prof --cpu-prof-dir=DIR`), BENCH_SHARED_MONITOR=1 (a
+// diagnostic: Redis MONITOR during the politeness crawl, and the scripts on the slot of each short gap).
 
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createWriteStream, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { LogEntry, ScenarioInput } from '../../electron/core/testsite';
+import * as Scripts from '../../electron/core/cluster/scripts';
 import { benchFile, startChild, type Child } from './lib/children';
 import { startCapture, type WireRequest } from './lib/pcap';
 import { detail, figure, fmt, median, percentile, sleep } from './lib/report';
@@ -136,6 +139,9 @@ interface SharedRun {
   readonly commands: Map<string, { calls: number; usec: number }>;
   readonly redisCpu: number;
   readonly totalCommands: number;
+  /** Bytes Redis read from its clients, and its append-only file's size, at the end. */
+  readonly netIn: number;
+  readonly aof: number;
   /** Samples of the records stream every 50 ms: backlog (XLEN) and the age of its oldest entry (ms). */
   readonly stream: { t: number; len: number; age: number }[];
   /** Redis TIME of the last XADD to the stream, and the recorder's exit (epoch ms). */
@@ -189,7 +195,12 @@ async function sharedCrawl(tag: string, redis: RedisServer, config: unknown, nWo
   const commands = await commandStats(r);
   const cpu1 = (await infoNumber(r, 'cpu', 'used_cpu_user')) + (await infoNumber(r, 'cpu', 'used_cpu_sys'));
   const totalCommands = await infoNumber(r, 'stats', 'total_commands_processed');
-  return { recorder, workers, db, summary: summaryOf(recorder), commands, redisCpu: cpu1 - cpu0, totalCommands, stream, lastXadd, wall: (recorder.exitedAt - t0) / 1000 };
+  const netIn = await infoNumber(r, 'stats', 'total_net_input_bytes');
+  const aof = await infoNumber(r, 'persistence', 'aof_current_size');
+  return {
+    recorder, workers, db, summary: summaryOf(recorder), commands, redisCpu: cpu1 - cpu0, totalCommands, netIn, aof, stream, lastXadd,
+    wall: (recorder.exitedAt - t0) / 1000,
+  };
 }
 
 function describeCommands(run: SharedRun, responses: number): void {
@@ -198,7 +209,8 @@ function describeCommands(run: SharedRun, responses: number): void {
   const evals = (run.commands.get('evalsha')?.calls ?? 0) + (run.commands.get('eval')?.calls ?? 0);
   const topLevel = rows.filter(([k]) => !INNER.has(k) || k === 'evalsha' || k === 'eval').reduce((s, [, v]) => s + v.calls, 0);
   detail(`Redis commands per response: ${fmt(run.totalCommands / responses, 1)} (INFO stats total_commands_processed, the scripts' inner calls included), ` +
-    `${fmt(evals / responses, 2)} script calls (EVALSHA), Redis CPU ${fmt((run.redisCpu / responses) * 1e6, 0)} µs per response (${fmt(run.redisCpu, 2)} s in all)`);
+    `${fmt(evals / responses, 2)} script calls (EVALSHA), Redis CPU ${fmt((run.redisCpu / responses) * 1e6, 0)} µs per response (${fmt(run.redisCpu, 2)} s in all); ` +
+    `Redis read ${fmt(run.netIn / responses / 1024, 1)} KB per response from its clients and its append-only file grew ${fmt(run.aof / responses / 1024, 1)} KB per response`);
   detail(`  by command (calls per response, µs per call): ${rows.slice(0, 16).map(([k, v]) => `${k} ${fmt(v.calls / responses, 2)} (${fmt(v.usec / v.calls, 1)})`).join(', ')}`);
   void calls;
   void topLevel;
@@ -240,6 +252,7 @@ async function politeness(): Promise<void> {
   }, true);
   const cap = canCapture ? await startCapture(port, join(tmp, 'polite.pcap'), '127.0.105.0/24') : { error: 'tcpdump needs root and the tcpdump binary' };
   const redis = await startRedis(REDIS_ADDRESS);
+  const monitor = MONITOR ? startMonitor(redis, join(tmp, 'polite-monitor.txt')) : null;
   let run: SharedRun;
   try {
     run = await sharedCrawl('polite', redis, {
@@ -247,6 +260,7 @@ async function politeness(): Promise<void> {
       settings: { ...SETTINGS_BASE, CONCURRENT_REQUESTS: 16, CONCURRENT_REQUESTS_PER_DOMAIN: 2, DOWNLOAD_DELAY: delayMs / 1000 },
     }, 3);
   } finally {
+    await monitor?.stop();
     await redis.stop();
   }
   const wire: WireRequest[] | null = 'error' in cap ? null : await cap.stop();
@@ -298,6 +312,7 @@ async function politeness(): Promise<void> {
         const rb = reserved.get(`${h} ${b.path}`);
         detail(`short gap at ${h}: ${a.path} then ${b.path}, ${fmt(b.t - a.t, 2)} ms apart on the wire; reserved ${ra === undefined || rb === undefined ? '?' : fmt(rb - ra, 2)} ms apart; ` +
           `on the wire ${ra === undefined ? '?' : fmt(a.t - ra, 2)} ms and ${rb === undefined ? '?' : fmt(b.t - rb, 2)} ms after their reservations`);
+        if (monitor && ra !== undefined) monitor.explain(h, ra - 5, b.t + 2, a.t, b.t);
       }
     }
   }
@@ -308,6 +323,69 @@ async function politeness(): Promise<void> {
     `${bad} (site: ${fmt(pages(log).length)} page requests for ${fmt(expected)} pages, ${missing} missing, ${repeated} repeated; SQLite: ${fmt(rows.length)} rows, ${dupRows} repeated URLs)`,
     bad, 0, { atMost: true });
   detail(`responses by process: ${Object.entries(run.summary.workers ?? {}).map(([k, v]) => `${k} ${v}`).join(', ')}; requeued ${run.summary.requeued}; ${fmt(run.wall, 1)} s`);
+}
+
+// ------------------------------------------------------------- MONITOR (a diagnostic of short gaps)
+
+const MONITOR = process.env.BENCH_SHARED_MONITOR === '1';
+
+/** The scripts by the SHA-1 ioredis runs them by. */
+const SCRIPT_BY_SHA = new Map(Object.entries({
+  RESERVE: Scripts.RESERVE, STARTED: Scripts.STARTED, SENT: Scripts.SENT, LOCK: Scripts.LOCK, COMMIT: Scripts.COMMIT, ADD: Scripts.ADD,
+  RECORD: Scripts.RECORD, SWEEP: Scripts.SWEEP, FINISH: Scripts.FINISH, HEARTBEAT: Scripts.HEARTBEAT,
+}).map(([k, lua]) => [createHash('sha1').update(lua).digest('hex'), k]));
+
+/**
+ * `redis-cli monitor` into a file while the politeness crawl runs, and the client names from
+ * CLIENT LIST; `explain` prints the scripts that touched one slot in a time window (Redis's clock).
+ */
+function startMonitor(redis: RedisServer, file: string) {
+  const u = new URL(redis.url);
+  const out = createWriteStream(file);
+  const proc = spawn('redis-cli', ['-h', u.hostname, '-p', u.port, 'monitor'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  proc.stdout!.pipe(out);
+  const names = new Map<string, string>();
+  const timer = setInterval(() => {
+    void (redis.client.client('LIST') as Promise<string>).then((list) => {
+      for (const line of list.split('\n')) {
+        const addr = / addr=(\S+)/.exec(line)?.[1];
+        const name = / name=(\S*)/.exec(line)?.[1];
+        if (addr && name) names.set(addr, name.replace(/^slotscope_/, ''));
+      }
+    }).catch(() => undefined);
+  }, 200);
+  let lines: { t: number; who: string; script: string; args: string[] }[] | null = null;
+  const read = () => {
+    if (lines) return lines;
+    lines = [];
+    for (const line of readFileSync(file, 'utf8').split('\n')) {
+      const m = /^(\d+\.\d+) \[\d+ ([^\]]+)\] (.*)$/.exec(line);
+      if (!m) continue;
+      const args = [...m[3]!.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((x) => x[1]!);
+      if (args[0]?.toLowerCase() !== 'evalsha') continue;
+      lines.push({ t: Number(m[1]) * 1000, who: names.get(m[2]!) ?? m[2]!, script: SCRIPT_BY_SHA.get(args[1]!) ?? args[1]!.slice(0, 8), args: args.slice(4) });
+    }
+    return lines;
+  };
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      const gone = new Promise((r) => proc.once('close', r));
+      proc.kill('SIGTERM');
+      await gone;
+      await new Promise((r) => out.end(r));
+    },
+    explain: (slot: string, from: number, to: number, wireA: number, wireB: number) => {
+      detail(`  Redis MONITOR, scripts on slot ${slot} (ms after the first one's reservation; wire: first at ${fmt(wireA - from - 5, 2)}, second at ${fmt(wireB - from - 5, 2)}):`);
+      for (const l of read()) {
+        if (l.t < from || l.t > to || l.script === 'RESERVE' || l.args[0] !== slot) continue;
+        const what = l.script === 'COMMIT' ? `lease ${l.args[2] || '-'} ready ${fmt(Number(l.args[4]) - from - 5, 2)}` :
+          l.script === 'STARTED' ? `token ${l.args[1]} ready ${fmt(Number(l.args[3]) - from - 5, 2)}` :
+          l.script === 'SENT' ? `gap ${l.args[1]}` : l.script === 'LOCK' ? `token ${l.args[1]}` : '';
+        detail(`    ${fmt(l.t - from - 5, 2)} ${l.who} ${l.script} ${what}`);
+      }
+    },
+  };
 }
 
 // --------------------------------------------------------------------------------------- scale
