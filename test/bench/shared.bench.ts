@@ -7,7 +7,8 @@
 // BENCH_SHARED_FAST_HOSTS (100 hosts of the overhead part), BENCH_SHARED_FAST_PAGES (60),
 // BENCH_ROUNDS (overhead trials per side, 3), BENCH_SHARED_SCALE_ROUNDS (scale trials per side, 1), BENCH_SHARED_CLI_FLAGS (node
 // flags of every CLI process, e.g. `--cpu-prof --cpu-prof-dir=DIR`), BENCH_SHARED_MONITOR=1 (a
-// diagnostic: Redis MONITOR during the politeness crawl, and the scripts on the slot of each short gap).
+// diagnostic: Redis MONITOR during the politeness crawl, and the scripts on the slot of each short gap),
+// BENCH_SHARED_CLI (the dist/cli.js every process runs, e.g. another checkout's, to try a patch).
 
 import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -21,7 +22,7 @@ import { benchFile, startChild, type Child } from './lib/children';
 import { startCapture, type WireRequest } from './lib/pcap';
 import { detail, figure, fmt, median, percentile, sleep } from './lib/report';
 import {
-  cli, commandStats, configFile, freePort, hasRedis, infoNumber, procCpu, startRedis, succeeded, summaryOf, type CliProc, type RedisServer,
+  CLI, cli, commandStats, configFile, freePort, hasRedis, infoNumber, procCpu, startRedis, succeeded, summaryOf, type CliProc, type RedisServer,
 } from './lib/shared-crawl';
 
 const PARTS = (process.env.BENCH_SHARED_PARTS ?? 'politeness,scale,overhead').split(',').map((x) => x.trim());
@@ -514,7 +515,7 @@ async function overhead(): Promise<void> {
 if (!hasRedis) {
   console.log('shared: redis-server is not installed (apt-get install redis-server); skipped');
 } else {
-  console.log(`shared: load ${load()}; ${canCapture ? 'gaps on the wire (tcpdump)' : 'no tcpdump (needs root): gaps from the site\'s log'}`);
+  console.log(`shared: load ${load()}; CLI ${CLI}; ${canCapture ? 'gaps on the wire (tcpdump)' : 'no tcpdump (needs root): gaps from the site\'s log'}`);
   if (PARTS.includes('politeness')) await politeness();
   if (PARTS.includes('scale')) await scale();
   if (PARTS.includes('overhead')) await overhead();

@@ -8,7 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 
-export const CLI = join(process.cwd(), 'dist', 'cli.js');
+/** The CLI the processes run: this checkout's build, or BENCH_SHARED_CLI (e.g. another checkout's dist/cli.js with a patch to try). */
+export const CLI = process.env.BENCH_SHARED_CLI ?? join(process.cwd(), 'dist', 'cli.js');
 export const hasRedis = spawnSync('redis-server', ['--version']).status === 0;
 
 /** A free TCP port on `address`. */
