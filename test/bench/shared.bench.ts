@@ -442,7 +442,7 @@ async function scale(): Promise<void> {
   const ratio = median(fours.map((f) => f.rate.rate)) / median(ones.map((o) => o.rate.rate));
   const steady = median(fours.map((f) => f.rate.steady)) / median(ones.map((o) => o.rate.steady));
   figure('shared scale: pages/s of 4 processes over 1 (site log, first to last page)',
-    `${fmt(ratio, 2)}x (${fmt(median(fours.map((f) => f.rate.rate)), 0)} vs ${fmt(median(ones.map((o) => o.rate.rate)), 0)} pages/s; middle 80 %: ${fmt(steady, 2)}x; ceiling 64 vs 16 in flight at 100 ms: 640 vs 160/s; load ${load()})`,
+    `${fmt(ratio, 2)}x (${fmt(median(fours.map((f) => f.rate.rate)), 0)} vs ${fmt(median(ones.map((o) => o.rate.rate)), 0)} pages/s; middle 80 %: ${fmt(steady, 2)}x; ceiling 64 vs 16 in flight at 100 ms: 640 vs 160/s, i.e. on average ${fmt(median(fours.map((f) => f.rate.rate)) * 0.1, 1)} of 64 and ${fmt(median(ones.map((o) => o.rate.rate)) * 0.1, 1)} of 16 in flight at the site; load ${load()})`,
     ratio, 3.2);
   const f = fours[fours.length - 1]!;
   const responses = f.run.summary.responses;
