@@ -144,7 +144,7 @@ interface SharedRun {
   readonly netIn: number;
   readonly aof: number;
   /** Samples of the records stream every 50 ms: backlog (XLEN) and the age of its oldest entry (ms). */
-  readonly stream: { t: number; len: number; age: number }[];
+  readonly stream: { t: number; len: number; age: number; queued: number; leases: number }[];
   /** Redis TIME of the last XADD to the stream, and the recorder's exit (epoch ms). */
   readonly lastXadd: number;
   readonly wall: number;
@@ -172,13 +172,13 @@ async function sharedCrawl(tag: string, redis: RedisServer, config: unknown, nWo
           if (id !== null) prefix = `ss:c:{${id}}:`;
         }
         if (prefix !== null) {
-          const res = await r.multi().time().xlen(`${prefix}rec`).xrange(`${prefix}rec`, '-', '+', 'COUNT', 1).exec();
+          const res = await r.multi().time().xlen(`${prefix}rec`).xrange(`${prefix}rec`, '-', '+', 'COUNT', 1).hget(`${prefix}meta`, 'queued').hlen(`${prefix}leases`).exec();
           const [sec, usec] = res![0]![1] as [string, string];
           const now = Number(sec) * 1000 + Number(usec) / 1000;
           const len = res![1]![1] as number;
           const first = res![2]![1] as [string, string[]][];
           const age = first.length > 0 ? now - Number(first[0]![0].split('-')[0]) : 0;
-          stream.push({ t: now, len, age });
+          stream.push({ t: now, len, age, queued: Number(res![3]![1] ?? 0), leases: res![4]![1] as number });
           const info = (await r.call('XINFO', 'STREAM', `${prefix}rec`)) as unknown[];
           const last = String(info[info.indexOf('last-generated-id') + 1]);
           lastXadd = Number(last.split('-')[0]);
@@ -231,6 +231,16 @@ function describeStream(run: SharedRun, rate: number): void {
   detail(`recorder lag (age of the oldest record not yet committed, ${fmt(s.length)} samples every 50 ms): p50 ${fmt(percentile(ages, 50), 0)} ms, ` +
     `p99 ${fmt(percentile(ages, 99), 0)} ms, max ${fmt(Math.max(...ages), 0)} ms; backlog (XLEN) p50 ${fmt(percentile(lens, 50))}, max ${fmt(Math.max(...lens))} ` +
     `(${fmt(Math.max(...lens) / rate, 2)} s of responses); the recorder exited ${fmt(endLag, 0)} ms after the last record was streamed (its rows committed, the summary written)`);
+}
+
+/** Leases (requests reserved and not yet committed, all processes) and requests queued, while the crawl ran. */
+function describeLeases(run: SharedRun, of: number): void {
+  const s = run.stream.filter((x) => x.leases > 0 || x.queued > 0);
+  if (s.length === 0) return;
+  const leases = s.map((x) => x.leases);
+  const starved = s.filter((x) => x.leases < of * 0.9 && x.queued > of).length;
+  detail(`leases held (reserved, not yet committed; ${of} possible): mean ${fmt(leases.reduce((a, b) => a + b, 0) / leases.length, 1)}, p50 ${fmt(percentile(leases, 50))}; ` +
+    `queued p50 ${fmt(percentile(s.map((x) => x.queued), 50))}; ${fmt((100 * starved) / s.length, 0)} % of samples under 90 % of the leases with more than ${of} requests queued`);
 }
 
 function cpuLine(run: SharedRun, siteCpu: number): string {
@@ -448,10 +458,12 @@ async function scale(): Promise<void> {
   const responses = f.run.summary.responses;
   describeCommands(f.run, responses);
   describeStream(f.run, f.rate.rate);
+  describeLeases(f.run, 64);
   const o = ones[ones.length - 1]!;
   detail('one process:');
   describeCommands(o.run, o.run.summary.responses);
   describeStream(o.run, o.rate.rate);
+  describeLeases(o.run, 16);
 }
 
 // ------------------------------------------------------------------------------------ overhead
