@@ -7,7 +7,8 @@
 // BENCH_SHARED_FAST_HOSTS (100 hosts of the overhead part), BENCH_SHARED_FAST_PAGES (60),
 // BENCH_ROUNDS (overhead trials per side, 3), BENCH_SHARED_SCALE_ROUNDS (scale trials per side, 1), BENCH_SHARED_CLI_FLAGS (node
 // flags of every CLI process, e.g. `--cpu-prof --cpu-prof-dir=DIR`), BENCH_SHARED_MONITOR=1 (a
-// diagnostic: Redis MONITOR during the politeness crawl, and the scripts on the slot of each short gap),
+// diagnostic: Redis MONITOR during the politeness crawl and the scale part's 4-process crawl, which it
+// slows: the scripts on the slot of each short gap, and where a lease's time goes),
 // BENCH_SHARED_CLI (the dist/cli.js every process runs, e.g. another checkout's, to try a patch).
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -51,6 +52,8 @@ interface Site {
   readonly logFile: string;
   readonly ports: Record<string, number>;
   readonly resolve: Record<string, string>;
+  /** Epoch ms of the log's time 0. */
+  readonly t0Epoch: number;
   origin(host: string): string;
   /** Closes the site and reads its log. */
   finish(): Promise<LogEntry[]>;
@@ -65,7 +68,7 @@ async function startSite(tag: string, scenario: ScenarioInput, realtime = false)
   if (realtime) siteRealtime ??= chrt(child.proc.pid!);
   const ports = child.ready.ports as Record<string, number>;
   return {
-    child, logFile, ports, resolve: child.ready.resolve as Record<string, string>,
+    child, logFile, ports, resolve: child.ready.resolve as Record<string, string>, t0Epoch: child.ready.t0Epoch as number,
     origin: (h) => `http://${h}:${ports[h]}`,
     finish: async () => {
       await child.call({ type: 'close' });
@@ -386,6 +389,50 @@ function startMonitor(redis: RedisServer, file: string) {
       await gone;
       await new Promise((r) => out.end(r));
     },
+    /** Where a lease's time goes: each page's reservation, committed start, arrival at the site, lock and commit. */
+    phases: (log: readonly LogEntry[], t0Epoch: number, latencyMs: number) => {
+      const arrival = new Map(log.map((e) => [`${e.host} ${e.path}`, t0Epoch + e.t]));
+      const lastReserve = new Map<string, number>();
+      const started = new Map<string, { t: number; reserved: number }>();
+      const locks = new Map<string, number>();
+      const rows: { a: number; b: number; d: number; e: number; total: number }[] = [];
+      let nLock = 0;
+      let nCommit = 0;
+      let nReserve = 0;
+      for (const l of read()) {
+        if (l.script === 'RESERVE') {
+          nReserve++;
+          lastReserve.set(l.who, l.t);
+        } else if (l.script === 'STARTED') started.set(l.args[1]!, { t: l.t, reserved: lastReserve.get(l.who) ?? NaN });
+        else if (l.script === 'LOCK') {
+          nLock++;
+          locks.set(l.args[1]!, l.t);
+        } else if (l.script === 'COMMIT') {
+          nCommit++;
+          const st = started.get(l.args[2]!);
+          const lockT = locks.get(l.args[1]!);
+          let url: string | undefined;
+          try {
+            url = (JSON.parse(l.args[7]!.replace(/\\"/g, '"').replace(/\\\\/g, '\\')) as { resp?: { url: string } }).resp?.url;
+          } catch {
+            url = undefined;
+          }
+          if (!st || lockT === undefined || !url) continue;
+          const u = new URL(url);
+          const at = arrival.get(`${u.hostname} ${u.pathname}`);
+          if (at === undefined) continue;
+          rows.push({ a: st.t - st.reserved, b: at - st.t, d: lockT - (at + latencyMs), e: l.t - lockT, total: l.t - st.reserved });
+        }
+      }
+      const q = (xs: number[]) => `p50 ${fmt(percentile(xs, 50), 1)}, p90 ${fmt(percentile(xs, 90), 1)}, p99 ${fmt(percentile(xs, 99), 1)} ms`;
+      detail(`Redis MONITOR: ${fmt(nReserve)} RESERVE, ${fmt(nLock)} LOCK for ${fmt(nCommit)} COMMIT; where a page's lease goes (${fmt(rows.length)} pages, its worker's latest RESERVE before its STARTED taken as its reservation):`);
+      detail(`  RESERVE to STARTED (the start committed): ${q(rows.map((r) => r.a))}`);
+      detail(`  STARTED to its arrival at the site: ${q(rows.map((r) => r.b))}`);
+      detail(`  at the site: ${latencyMs} ms (its latency)`);
+      detail(`  response to the LOCK that committed it: ${q(rows.map((r) => r.d))}`);
+      detail(`  LOCK to COMMIT: ${q(rows.map((r) => r.e))}`);
+      detail(`  whole lease: ${q(rows.map((r) => r.total))}`);
+    },
     explain: (slot: string, from: number, to: number, wireA: number, wireB: number) => {
       detail(`  Redis MONITOR, scripts on slot ${slot} (ms after the first one's reservation; wire: first at ${fmt(wireA - from - 5, 2)}, second at ${fmt(wireB - from - 5, 2)}):`);
       for (const l of read()) {
@@ -417,6 +464,7 @@ interface Trial {
 async function scaleTrial(tag: string, nWorkers: number): Promise<Trial> {
   const site = await startSite(tag, scaleScenario());
   const redis = await startRedis(REDIS_ADDRESS);
+  const monitor = MONITOR && nWorkers > 0 ? startMonitor(redis, join(tmp, `${tag}-monitor.txt`)) : null;
   let run: SharedRun;
   let siteCpu: number;
   try {
@@ -427,9 +475,11 @@ async function scaleTrial(tag: string, nWorkers: number): Promise<Trial> {
     }, nWorkers);
     siteCpu = await site.cpu();
   } finally {
+    await monitor?.stop();
     await redis.stop();
   }
   const log = await site.finish();
+  monitor?.phases(log, site.t0Epoch, 100);
   return { rate: siteRate(log), run, siteCpu };
 }
 
