@@ -23,7 +23,7 @@ import { benchFile, startChild, type Child } from './lib/children';
 import { startCapture, type WireRequest } from './lib/pcap';
 import { detail, figure, fmt, median, percentile, sleep } from './lib/report';
 import {
-  CLI, cli, commandStats, configFile, freePort, hasRedis, infoNumber, procCpu, startRedis, succeeded, summaryOf, type CliProc, type RedisServer,
+  CLI, cli, commandStats, configFile, freePort, hasRedis, infoNumber, startRedis, succeeded, summaryOf, type CliProc, type RedisServer,
 } from './lib/shared-crawl';
 
 const PARTS = (process.env.BENCH_SHARED_PARTS ?? 'politeness,scale,overhead').split(',').map((x) => x.trim());
@@ -209,18 +209,12 @@ async function sharedCrawl(tag: string, redis: RedisServer, config: unknown, nWo
 
 function describeCommands(run: SharedRun, responses: number): void {
   const rows = [...run.commands.entries()].sort((a, b) => b[1].calls - a[1].calls);
-  const calls = rows.reduce((s, [, v]) => s + v.calls, 0);
   const evals = (run.commands.get('evalsha')?.calls ?? 0) + (run.commands.get('eval')?.calls ?? 0);
-  const topLevel = rows.filter(([k]) => !INNER.has(k) || k === 'evalsha' || k === 'eval').reduce((s, [, v]) => s + v.calls, 0);
   detail(`Redis commands per response: ${fmt(run.totalCommands / responses, 1)} (INFO stats total_commands_processed, the scripts' inner calls included), ` +
     `${fmt(evals / responses, 2)} script calls (EVALSHA), Redis CPU ${fmt((run.redisCpu / responses) * 1e6, 0)} µs per response (${fmt(run.redisCpu, 2)} s in all); ` +
     `Redis read ${fmt(run.netIn / responses / 1024, 1)} KB per response from its clients and its append-only file grew ${fmt(run.aof / responses / 1024, 1)} KB per response`);
   detail(`  by command (calls per response, µs per call): ${rows.slice(0, 16).map(([k, v]) => `${k} ${fmt(v.calls / responses, 2)} (${fmt(v.usec / v.calls, 1)})`).join(', ')}`);
-  void calls;
-  void topLevel;
 }
-/** Commands only scripts call here (for reading commandstats; a client may call some of them too). */
-const INNER = new Set(['time', 'hmget', 'hset', 'zadd', 'zrem', 'zcard', 'zpopmin', 'hincrby', 'sadd', 'srem', 'hdel', 'hget', 'xadd', 'exists', 'zrangebyscore', 'zrange', 'hlen', 'zscore']);
 
 function describeStream(run: SharedRun, rate: number): void {
   const s = run.stream;
@@ -583,4 +577,3 @@ if (!hasRedis) {
   if (PARTS.includes('overhead')) await overhead();
   console.log(`\nshared: load ${load()}`);
 }
-void procCpu;
