@@ -24,12 +24,13 @@ export interface Capture {
 }
 
 /**
- * Starts tcpdump on the loopback interface for TCP segments with a payload sent to `port`, into
- * `file`; resolves once it listens, or with a reason when it cannot run (not installed, not root).
+ * Starts tcpdump on the loopback interface for TCP segments with a payload sent to `port` (and to
+ * addresses in `dstNet`, e.g. `127.0.105.0/24`, when given), into `file`; resolves once it listens,
+ * or with a reason when it cannot run (not installed, not root).
  */
-export function startCapture(port: number, file: string): Promise<Capture | { readonly error: string }> {
+export function startCapture(port: number, file: string, dstNet?: string): Promise<Capture | { readonly error: string }> {
   // Only segments to the port that carry data: the IP total length minus both headers is not 0.
-  const filter = `tcp dst port ${port} and (((ip[2:2] - ((ip[0]&0xf)<<2)) - ((tcp[12]&0xf0)>>2)) != 0)`;
+  const filter = `tcp dst port ${port}${dstNet ? ` and dst net ${dstNet}` : ''} and (((ip[2:2] - ((ip[0]&0xf)<<2)) - ((tcp[12]&0xf0)>>2)) != 0)`;
   let proc: ChildProcess;
   try {
     proc = spawn('tcpdump', ['-i', 'lo', '-n', '-s', '1024', '--immediate-mode', '--time-stamp-precision=nano', '-U', '-w', file, filter],
