@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { defer, ensureBuilt, externalSite, freshDir } from './helpers';
+import { defer, ensureBuilt, externalSite, freshDir, waitFor } from './helpers';
 import { configFile, freePort, hasRedis, slotscope, startRedis, summaryOf } from './redis-helpers';
 
 // Loopback addresses of this file: 127.0.108.x.
@@ -78,10 +78,12 @@ describe.skipIf(!hasRedis)('a shared crawl refuses bad input', () => {
 describe.skipIf(!hasRedis)('a shared crawl on a Redis that is run safely', () => {
   async function smallCrawl(url: string, env: NodeJS.ProcessEnv = {}) {
     const ext = await externalSite({ hosts: { 'safe.test': { address: '127.0.108.20', pages: 10, latency_ms: 5 } } });
-    const config = configFile({ name: 'safe', seeds: [`${ext.origin('safe.test')}/`], follow: { scope: 'host' }, resolve: ext.resolve, settings: { DOWNLOAD_DELAY: 0 } });
+    // 10 pages 0.1 s apart: the worker, started first, joins the crawl before it ends.
+    const config = configFile({ name: 'safe', seeds: [`${ext.origin('safe.test')}/`], follow: { scope: 'host' }, resolve: ext.resolve, settings: { DOWNLOAD_DELAY: 0.1, RANDOMIZE_DOWNLOAD_DELAY: false } });
     const db = join(freshDir(), 'h.sqlite');
-    const rec = slotscope(['crawl', '--config', config, '--db', db, '--redis', url, '--name', 'rec'], env);
     const w = slotscope(['worker', '--redis', url, '--name', 'w'], env);
+    await waitFor(() => /waiting for a shared crawl/.test(w.stderr) || w.child.exitCode !== null, 'the worker to wait', 15_000);
+    const rec = slotscope(['crawl', '--config', config, '--db', db, '--redis', url, '--name', 'rec'], env);
     expect(await rec.exited, rec.stderr).toBe(0);
     expect(await w.exited, w.stderr).toBe(0);
     await ext.finish();

@@ -12,13 +12,25 @@ const NOT_STATE = new Set(['key', 'override', 'lastStart', 'cfgFor', 'cfg', 'bac
 
 function encodeValue(v: unknown): unknown {
   if (typeof v === 'number') return Number.isFinite(v) ? v : { $n: String(v) };
-  if (v instanceof Float64Array) return { $f64: Array.from(v, (x) => encodeValue(x)) };
+  if (v instanceof Float64Array) return { $runs: runs(v) };
   if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
     const o: Record<string, unknown> = {};
     for (const [k, x] of Object.entries(v)) o[k] = encodeValue(x);
     return o;
   }
   return v;
+}
+
+/** A typed array as [value, count] runs (rampup's ring of start times is mostly −∞: 256 values in a few bytes). */
+function runs(a: Float64Array): [unknown, number][] {
+  const out: [unknown, number][] = [];
+  for (let i = 0; i < a.length; ) {
+    let j = i + 1;
+    while (j < a.length && Object.is(a[j], a[i])) j++;
+    out.push([encodeValue(a[i]), j - i]);
+    i = j;
+  }
+  return out;
 }
 
 function decodeNumber(v: unknown): unknown {
@@ -38,9 +50,12 @@ function assignInto(into: Record<string, unknown>, from: Record<string, unknown>
   for (const [k, raw] of Object.entries(from)) {
     if (NOT_STATE.has(k) || !(k in into)) continue;
     const cur = into[k];
-    if (cur instanceof Float64Array && raw && typeof raw === 'object' && '$f64' in raw) {
-      const xs = (raw as { $f64: unknown[] }).$f64;
-      for (let i = 0; i < cur.length && i < xs.length; i++) cur[i] = Number(decodeNumber(xs[i]));
+    if (cur instanceof Float64Array && raw && typeof raw === 'object' && '$runs' in raw) {
+      let i = 0;
+      for (const [x, n] of (raw as { $runs: [unknown, number][] }).$runs) {
+        const value = Number(decodeNumber(x));
+        for (let k = 0; k < n && i < cur.length; k++) cur[i++] = value;
+      }
     } else if (cur !== null && typeof cur === 'object' && raw !== null && typeof raw === 'object' && !('$n' in raw)) {
       assignInto(cur as Record<string, unknown>, raw as Record<string, unknown>);
     } else {

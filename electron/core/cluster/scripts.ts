@@ -73,6 +73,7 @@ local function unlease(token)
   redis.call('HDEL', P .. 'leases', token)
   redis.call('SREM', P .. 'wl:' .. d.w, token)
   redis.call('HINCRBY', sk, 'inflight', -1)
+  redis.call('HINCRBY', sk, 'v', 1)
   if redis.call('HGET', sk, 'lock') == token then redis.call('HSET', sk, 'lock', '') end
   if redis.call('HGET', sk, 'pend') == token then redis.call('HSET', sk, 'pend', '') end
   redis.call('ZADD', P .. 'q:' .. d.slot, d.score, d.req)
@@ -94,7 +95,7 @@ end
  * flight < concurrency, not locked), each as a lease of the worker, and locks its slot for the
  * worker's commit of the start. The slot's next start is held at now + its smallest gap until
  * then, so even a worker that dies here cannot let a request through early.
- * Returns [now, status, queued, leases, nextDue, (slot, token, request, policy, queue score)…].
+ * Returns [now, status, queued, leases, nextDue, (slot, token, request, policy, queue score, in flight)…].
  */
 export const RESERVE = `${LIB}
 local w, max, lockMs = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -128,6 +129,7 @@ if status == 'running' and redis.call('EXISTS', P .. 'hb:' .. w) == 1 then
         local hold = fmt(now + num(f[7], 0))
         redis.call('HSET', sk, 'inflight', inflight + 1, 'lock', token, 'lockExp', fmt(now + lockMs), 'last', fmt(now), 'ready', hold,
           'pend', token, 'pendExp', fmt(now + PEND_MS))
+        redis.call('HINCRBY', sk, 'v', 1)
         redis.call('ZREM', P .. 'ready', slot)
         redis.call('HINCRBY', meta, 'queued', -1)
         redis.call('HSET', P .. 'leases', token, cjson.encode({ w = w, slot = slot, req = popped[1], score = popped[2] }))
@@ -137,6 +139,7 @@ if status == 'running' and redis.call('EXISTS', P .. 'hb:' .. w) == 1 then
         table.insert(out, popped[1])
         table.insert(out, f[5] or '')
         table.insert(out, popped[2])
+        table.insert(out, tostring(inflight + 1))
         got = got + 1
       end
     end
@@ -152,7 +155,8 @@ return out
 /**
  * STARTED P slot token policy ready conc mingap: the worker's start of a reserved request, computed
  * by the engine's rules (the gap's random draw, rampup): the slot's state and next start, unlocked.
- * 0 when the lock was lost (the request must not be sent).
+ * Returns the slot's state version (its next commit may skip the lock while it holds), or 0 when the
+ * lock was lost (the request must not be sent).
  */
 export const STARTED = `${LIB}
 local slot, token = ARGV[2], ARGV[3]
@@ -161,7 +165,7 @@ if redis.call('HGET', sk, 'lock') ~= token then return 0 end
 local last = num(redis.call('HGET', sk, 'last'), 0)
 redis.call('HSET', sk, 'pol', ARGV[4], 'ready', fmt(math.max(num(ARGV[5], 0), last)), 'conc', ARGV[6], 'mingap', ARGV[7], 'lock', '')
 place(slot)
-return 1
+return redis.call('HINCRBY', sk, 'v', 1)
 `;
 
 /**
@@ -205,12 +209,18 @@ return {fmt(now), f[3], f[4] or '', tostring(num(f[5], 0)), f[6] or '0'}
  * end, atomically: the slot's new state (its step computed by the worker), the lease freed (or the
  * request put back: requeue = its queue score), the response's records appended to the stream,
  * and the links or retry it queued. With lease '' it only commits the state (a user's change).
- * 0 when the lock was lost (the caller locks and computes again).
+ * 0 when the lock was lost (the caller locks and computes again). A token '=V' commits without the lock
+ * when the slot's state is still version V (what a worker wrote at its start, nothing since).
  */
 export const COMMIT = `${LIB}
 local slot, token, lease = ARGV[2], ARGV[3], ARGV[4]
 local sk = P .. 's:' .. slot
-if redis.call('HGET', sk, 'lock') ~= token then return 0 end
+if string.sub(token, 1, 1) == '=' then
+  -- Without the lock: the state is the version the worker computed from, and nobody holds the lock.
+  local f = redis.call('HMGET', sk, 'v', 'lock', 'lockExp')
+  if f[1] ~= string.sub(token, 2) then return 0 end
+  if f[2] ~= false and f[2] ~= '' and num(f[3], 0) > nowMs() then return 0 end
+elseif redis.call('HGET', sk, 'lock') ~= token then return 0 end
 -- A request that ends (or is put back) without a send no longer holds its slot.
 if lease ~= '' and redis.call('HGET', sk, 'pend') == lease then redis.call('HSET', sk, 'pend', '') end
 local nAdd, requeue = tonumber(ARGV[10]), ARGV[11]
@@ -241,6 +251,7 @@ local ready = num(ARGV[6], 0)
 local lastRead, lastNow = num(ARGV[12], 0), num(redis.call('HGET', sk, 'last'), 0)
 if ARGV[12] ~= '' and lastNow > lastRead then ready = ready + (lastNow - lastRead) end
 redis.call('HSET', sk, 'pol', ARGV[5], 'ready', fmt(ready), 'conc', ARGV[7], 'mingap', ARGV[8], 'lock', '')
+redis.call('HINCRBY', sk, 'v', 1)
 if ARGV[9] ~= '' then redis.call('XADD', P .. 'rec', '*', 'r', ARGV[9]) end
 addRequests(13, nAdd)
 place(slot)
@@ -259,14 +270,14 @@ return 1
 `;
 
 /**
- * SWEEP P: a worker whose heartbeat key expired is dead: its leases go back to their slots' queues.
+ * SWEEP P: a worker whose heartbeat key expired (and that did not leave) is dead: its leases go back to their slots' queues.
  * Returns [requeued, dead workers…].
  */
 export const SWEEP = `${LIB}
 local requeued = 0
 local out = {}
 for _, w in ipairs(redis.call('HKEYS', P .. 'workers')) do
-  if redis.call('EXISTS', P .. 'hb:' .. w) == 0 and redis.call('HEXISTS', P .. 'dead', w) == 0 then
+  if redis.call('EXISTS', P .. 'hb:' .. w) == 0 and redis.call('HEXISTS', P .. 'dead', w) == 0 and redis.call('HEXISTS', P .. 'left', w) == 0 then
     requeued = requeued + bury(w)
     redis.call('HSET', P .. 'dead', w, fmt(nowMs()))
     table.insert(out, w)
@@ -286,6 +297,7 @@ local w, ttl = ARGV[2], ARGV[3]
 if redis.call('EXISTS', P .. 'hb:' .. w) == 1 then return -1 end
 local requeued = bury(w)
 redis.call('HDEL', P .. 'dead', w)
+redis.call('HDEL', P .. 'left', w)
 redis.call('SET', P .. 'hb:' .. w, '1', 'PX', ttl)
 redis.call('HSET', P .. 'workers', w, ARGV[4])
 return requeued

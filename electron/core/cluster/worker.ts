@@ -64,7 +64,8 @@ export function sharedUnsupported(c: CrawlConfig): string[] {
 
 /** The 7 values of one request for the ADD and COMMIT scripts. */
 export function addArgs(slot: string, canon: string, q: QueuedRequest, fresh: SlotPolicy, s: Settings): (string | number)[] {
-  return [slot, canon, q.p, JSON.stringify(q), encodePolicy(fresh), fresh.concurrency(s), smallestGapMs(fresh, s).toFixed(3)];
+  // A new slot's policy is a fresh one ('' decodes to it): only its concurrency and gap are sent.
+  return [slot, canon, q.p, JSON.stringify(q), '', fresh.concurrency(s), smallestGapMs(fresh, s).toFixed(3)];
 }
 
 /** The slot of a page: meta.download_slot, else its host (a shared crawl's slots are hosts). */
@@ -79,6 +80,11 @@ interface Reserved {
   readonly policy: string;
   readonly score: string;
   readonly now: number;
+  /** In flight on the slot with this one, at its reservation. */
+  readonly inflight: number;
+  /** The slot's state version this worker's start wrote, and that state: its end may commit without the lock while it holds. */
+  version?: number;
+  started?: SlotPolicy;
 }
 
 export interface SharedWorkerOptions {
@@ -203,7 +209,13 @@ export class SharedWorker {
       clock: createRealClock(), resolve: this.config.resolve, userAgent: this.settings.USER_AGENT,
       connectionsPerOrigin: Math.max(this.settings.CONCURRENT_REQUESTS_PER_DOMAIN, 1),
     });
-    const joined = Number(await script(this.r, 'ssJoin', [this.P, this.name, HEARTBEAT_TTL_MS, this.info()]));
+    // A name still alive may be a process that just died (its heartbeat lives up to HEARTBEAT_TTL_MS): wait that long.
+    let joined = -1;
+    for (const until = Date.now() + HEARTBEAT_TTL_MS + 1000; ;) {
+      joined = Number(await script(this.r, 'ssJoin', [this.P, this.name, HEARTBEAT_TTL_MS, this.info()]));
+      if (joined >= 0 || Date.now() > until) break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
     if (joined < 0) throw new SharedCrawlError(`a worker named ${this.name} is already fetching for this crawl; give each worker its own --name`);
     if (joined > 0) this.log(`${this.name}: ${joined} requests an earlier process named ${this.name} had in flight went back to the queue`);
     this.hbTimer = setInterval(() => void this.heartbeat(), HEARTBEAT_TTL_MS / 3);
@@ -252,6 +264,8 @@ export class SharedWorker {
     } finally {
       this.stopped = true;
       if (this.hbTimer) clearInterval(this.hbTimer);
+      // Gone cleanly: its name is free at once (its row stays, not alive, in the Workers panel).
+      await this.r.multi().del(`${this.P}hb:${this.name}`).hset(`${this.P}left`, this.name, String(Date.now() + this.offset)).exec().catch(() => undefined);
       await this.downloader.close().catch(() => undefined);
     }
   }
@@ -303,8 +317,8 @@ export class SharedWorker {
     const now = Number(out[0]);
     this.clockSample(now, t0, t1);
     const got: Reserved[] = [];
-    for (let i = 5; i + 4 < out.length; i += 5) {
-      got.push({ slot: out[i]!, token: out[i + 1]!, q: JSON.parse(out[i + 2]!) as QueuedRequest, policy: out[i + 3]!, score: out[i + 4]!, now });
+    for (let i = 5; i + 5 < out.length; i += 6) {
+      got.push({ slot: out[i]!, token: out[i + 1]!, q: JSON.parse(out[i + 2]!) as QueuedRequest, policy: out[i + 3]!, score: out[i + 4]!, now, inflight: Number(out[i + 5]) });
     }
     for (const g of got) {
       this.inFlight++;
@@ -374,8 +388,10 @@ export class SharedWorker {
     const policy = decodePolicy(g.slot, this.override(g.slot), s, g.policy, g.now);
     policy.started(g.now, s, this.random);
     const readyAt = policy.gapReadyAt(s);
-    const ok = await script(this.r, 'ssStarted', [this.P, g.slot, g.token, encodePolicy(policy), readyAt.toFixed(3), policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3)]);
-    if (ok !== 1) {
+    const version = Number(await script(this.r, 'ssStarted', [this.P, g.slot, g.token, encodePolicy(policy), readyAt.toFixed(3), policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3)]));
+    g.version = version;
+    g.started = policy;
+    if (version === 0) {
       // Our lock ran out before the start was committed: nothing is sent; the request goes back.
       return this.release(g, { requeue: true, readyAt: null });
     }
@@ -440,7 +456,16 @@ export class SharedWorker {
     try {
       // robots.txt's rules are kept in Redis before the commit that puts the waiting page back, so it is judged by them.
       const robots = robotsFetch ? await this.robotsAnswered(req, res) : null;
-      await this.underLock(g.slot, (policy, now, inflight) => this.outcome(g, req, res, robots, policy, now, inflight));
+      let done: CommitArgs | null = null;
+      // Nobody touched the slot since this worker's start (its version holds): one round trip, no lock.
+      if (g.version && g.started && !this.stopped) {
+        const c = this.outcome(g, req, res, robots, g.started, res.endedAt, g.inflight);
+        if (await this.commit(g.slot, `=${g.version}`, g.started, c)) done = c;
+      }
+      if (!done) {
+        await this.underLock(g.slot, (policy, now, inflight) => (done = this.outcome(g, req, res, robots, policy, now, inflight)));
+      }
+      for (const k of (done as CommitArgs | null)?.onceKeys ?? []) this.warned.add(k);
       if (res.status !== null) this.responses++;
     } finally {
       this.leases.delete(g.token);
@@ -463,6 +488,7 @@ export class SharedWorker {
     if (d.adjusted && s.AUTOTHROTTLE_DEBUG) events.push({ t: resp.t, slot: g.slot, kind: 'debug', code: 'autothrottle', text: recordDebugLine(resp) });
     if (res.errorKind !== null && !cancelled) events.push({ t: res.endedAt, slot: g.slot, kind: 'error', code: res.errorKind, text: `${req.url}: ${res.errorKind}: ${res.errorMessage}` });
     const adds: (string | number)[] = [];
+    const onceKeys: string[] = [];
     let requeue: string | null = null;
     if (robots) {
       // The page whose reservation fetched robots.txt goes back to its queue, to be judged by it.
@@ -491,7 +517,12 @@ export class SharedWorker {
         rules: this.frontier.rules, pageLimitReached: false, allowsLink: (u, depth) => this.frontier.allowsLink(u, depth),
       }, () => true);
       for (const n of notes) {
-        if (n.once && !this.firstTime(n, g.slot)) continue;
+        if (n.once) {
+          // Said once per slot (by this worker): remembered once the commit that says it has landed.
+          const key = `${n.code}\u0000${g.slot}`;
+          if (this.warned.has(key)) continue;
+          onceKeys.push(key);
+        }
         events.push({ t: res.endedAt, slot: g.slot, kind: n.kind, code: n.code, text: n.text });
       }
       for (const p of pages) {
@@ -502,18 +533,11 @@ export class SharedWorker {
         adds.push(...addArgs(slot, canon, { u: p.url.href, d: p.depth, p: p.priority, m: p.meta, r: p.redirects, t: 0, e: now }, fresh, s));
       }
     }
-    return { lease: g.token, requeue, adds, record: req.robots ? { w: this.name, changes, events } : { w: this.name, resp, changes, events } };
+    return { lease: g.token, requeue, adds, onceKeys, record: req.robots ? { w: this.name, changes, events } : { w: this.name, resp, changes, events } };
   }
 
+  /** Notes said once per slot (per worker: another worker may say one once too). */
   private readonly warned = new Set<string>();
-
-  /** Whether a note said once per slot is said now (per worker: another worker may say it once too). */
-  private firstTime(n: FollowNote, slot: string): boolean {
-    const key = `${n.code}\u0000${slot}`;
-    if (this.warned.has(key)) return false;
-    this.warned.add(key);
-    return true;
-  }
 
   /** robots.txt of an origin answered: its rules kept in Redis for every worker (or the claim given up for a retry). */
   private async robotsAnswered(req: CrawlRequest, res: DownloadResult): Promise<RobotsAnswer> {
@@ -628,4 +652,6 @@ export interface CommitArgs {
   readonly requeue: string | null;
   readonly adds: (string | number)[];
   readonly record: StreamedRecord | null;
+  /** Once-per-slot notes this commit says. */
+  readonly onceKeys?: readonly string[];
 }
