@@ -95,7 +95,8 @@ end
  * flight < concurrency, not locked), each as a lease of the worker, and locks its slot for the
  * worker's commit of the start. The slot's next start is held at now + its smallest gap until
  * then, so even a worker that dies here cannot let a request through early.
- * Returns [now, status, queued, leases, nextDue, (slot, token, request, policy, queue score, in flight)…].
+ * Returns [now, status, queued, leases, nextDue, (slot, token, request, policy, queue score, in flight,
+ * state version when the slot is 'det' and not locked, else '')…].
  */
 export const RESERVE = `${LIB}
 local w, max, lockMs = ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
@@ -109,7 +110,7 @@ if status == 'running' and redis.call('EXISTS', P .. 'hb:' .. w) == 1 then
   for _, slot in ipairs(due) do
     if got >= max then break end
     local sk = P .. 's:' .. slot
-    local f = redis.call('HMGET', sk, 'inflight', 'conc', 'lock', 'lockExp', 'pol', 'ready', 'mingap', 'pend', 'pendExp')
+    local f = redis.call('HMGET', sk, 'inflight', 'conc', 'lock', 'lockExp', 'pol', 'ready', 'mingap', 'pend', 'pendExp', 'det')
     local inflight, conc = num(f[1], 0), num(f[2], 1)
     local locked = f[3] ~= false and f[3] ~= '' and num(f[4], 0) > now
     local sending = f[8] ~= false and f[8] ~= '' and num(f[9], 0) > now
@@ -127,9 +128,14 @@ if status == 'running' and redis.call('EXISTS', P .. 'hb:' .. w) == 1 then
       else
         local token = w .. ':' .. redis.call('HINCRBY', meta, 'leaseSeq', 1)
         local hold = fmt(now + num(f[7], 0))
-        redis.call('HSET', sk, 'inflight', inflight + 1, 'lock', token, 'lockExp', fmt(now + lockMs), 'last', fmt(now), 'ready', hold,
-          'pend', token, 'pendExp', fmt(now + PEND_MS))
-        redis.call('HINCRBY', sk, 'v', 1)
+        -- A slot whose gap draws nothing (no randomization or no delay, no rampup: 'det') needs no
+        -- start committed by the worker: its next start is now + that gap, and it is not locked.
+        local det = f[10] == '1'
+        -- With no gap at all, nothing waits for its send: the worker sends no SENT.
+        local pend = (det and num(f[7], 0) == 0) and '' or token
+        redis.call('HSET', sk, 'inflight', inflight + 1, 'lock', det and '' or token, 'lockExp', fmt(now + lockMs), 'last', fmt(now), 'ready', hold,
+          'pend', pend, 'pendExp', fmt(now + PEND_MS))
+        local v = redis.call('HINCRBY', sk, 'v', 1)
         redis.call('ZREM', P .. 'ready', slot)
         redis.call('HINCRBY', meta, 'queued', -1)
         redis.call('HSET', P .. 'leases', token, cjson.encode({ w = w, slot = slot, req = popped[1], score = popped[2] }))
@@ -140,6 +146,7 @@ if status == 'running' and redis.call('EXISTS', P .. 'hb:' .. w) == 1 then
         table.insert(out, f[5] or '')
         table.insert(out, popped[2])
         table.insert(out, tostring(inflight + 1))
+        table.insert(out, det and tostring(v) or '')
         got = got + 1
       end
     end
@@ -153,7 +160,7 @@ return out
 `;
 
 /**
- * STARTED P slot token policy ready conc mingap: the worker's start of a reserved request, computed
+ * STARTED P slot token policy ready conc mingap det: the worker's start of a reserved request, computed
  * by the engine's rules (the gap's random draw, rampup): the slot's state and next start, unlocked.
  * Returns the slot's state version (its next commit may skip the lock while it holds), or 0 when the
  * lock was lost (the request must not be sent).
@@ -163,7 +170,7 @@ local slot, token = ARGV[2], ARGV[3]
 local sk = P .. 's:' .. slot
 if redis.call('HGET', sk, 'lock') ~= token then return 0 end
 local last = num(redis.call('HGET', sk, 'last'), 0)
-redis.call('HSET', sk, 'pol', ARGV[4], 'ready', fmt(math.max(num(ARGV[5], 0), last)), 'conc', ARGV[6], 'mingap', ARGV[7], 'lock', '')
+redis.call('HSET', sk, 'pol', ARGV[4], 'ready', fmt(math.max(num(ARGV[5], 0), last)), 'conc', ARGV[6], 'mingap', ARGV[7], 'det', ARGV[8], 'lock', '')
 place(slot)
 return redis.call('HINCRBY', sk, 'v', 1)
 `;
@@ -205,7 +212,7 @@ return {fmt(now), f[3], f[4] or '', tostring(num(f[5], 0)), f[6] or '0'}
 `;
 
 /**
- * COMMIT P slot token lease policy ready conc mingap record nAdd requeue lastRead (adds…): one response's
+ * COMMIT P slot token lease policy ready conc mingap record nAdd requeue lastRead det (adds…): one response's
  * end, atomically: the slot's new state (its step computed by the worker), the lease freed (or the
  * request put back: requeue = its queue score), the response's records appended to the stream,
  * and the links or retry it queued. With lease '' it only commits the state (a user's change).
@@ -250,10 +257,10 @@ end
 local ready = num(ARGV[6], 0)
 local lastRead, lastNow = num(ARGV[12], 0), num(redis.call('HGET', sk, 'last'), 0)
 if ARGV[12] ~= '' and lastNow > lastRead then ready = ready + (lastNow - lastRead) end
-redis.call('HSET', sk, 'pol', ARGV[5], 'ready', fmt(ready), 'conc', ARGV[7], 'mingap', ARGV[8], 'lock', '')
+redis.call('HSET', sk, 'pol', ARGV[5], 'ready', fmt(ready), 'conc', ARGV[7], 'mingap', ARGV[8], 'det', ARGV[13], 'lock', '')
 redis.call('HINCRBY', sk, 'v', 1)
 if ARGV[9] ~= '' then redis.call('XADD', P .. 'rec', '*', 'r', ARGV[9]) end
-addRequests(13, nAdd)
+addRequests(14, nAdd)
 place(slot)
 return 1
 `;

@@ -82,6 +82,8 @@ interface Reserved {
   readonly now: number;
   /** In flight on the slot with this one, at its reservation. */
   readonly inflight: number;
+  /** The state version when the slot's gap draws nothing ('det'): the start is already committed, unlocked. */
+  readonly det: number;
   /** The slot's state version this worker's start wrote, and that state: its end may commit without the lock while it holds. */
   version?: number;
   started?: SlotPolicy;
@@ -317,8 +319,11 @@ export class SharedWorker {
     const now = Number(out[0]);
     this.clockSample(now, t0, t1);
     const got: Reserved[] = [];
-    for (let i = 5; i + 5 < out.length; i += 6) {
-      got.push({ slot: out[i]!, token: out[i + 1]!, q: JSON.parse(out[i + 2]!) as QueuedRequest, policy: out[i + 3]!, score: out[i + 4]!, now, inflight: Number(out[i + 5]) });
+    for (let i = 5; i + 6 < out.length; i += 7) {
+      got.push({
+        slot: out[i]!, token: out[i + 1]!, q: JSON.parse(out[i + 2]!) as QueuedRequest, policy: out[i + 3]!, score: out[i + 4]!, now,
+        inflight: Number(out[i + 5]), det: out[i + 6] ? Number(out[i + 6]) : 0,
+      });
     }
     for (const g of got) {
       this.inFlight++;
@@ -386,9 +391,21 @@ export class SharedWorker {
       }
     }
     const policy = decodePolicy(g.slot, this.override(g.slot), s, g.policy, g.now);
-    policy.started(g.now, s, this.random);
-    const readyAt = policy.gapReadyAt(s);
-    const version = Number(await script(this.r, 'ssStarted', [this.P, g.slot, g.token, encodePolicy(policy), readyAt.toFixed(3), policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3)]));
+    let readyAt: number;
+    let version: number;
+    let sentFree = false;
+    if (g.det > 0 && deterministic(policy, s)) {
+      // Nothing to draw: RESERVE committed the start (next start = now + the gap); no round trip.
+      policy.lastStart = g.now;
+      sentFree = smallestGapMs(policy, s) === 0;
+      readyAt = policy.gapReadyAt(s);
+      version = g.det;
+    } else {
+      policy.started(g.now, s, this.random);
+      readyAt = policy.gapReadyAt(s);
+      version = Number(await script(this.r, 'ssStarted', [this.P, g.slot, g.token, encodePolicy(policy), readyAt.toFixed(3),
+        policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3), deterministic(policy, s) ? 1 : 0]));
+    }
     g.version = version;
     g.started = policy;
     if (version === 0) {
@@ -410,7 +427,8 @@ export class SharedWorker {
         if (handle) this.active.delete(handle);
         void this.completed(g, req, res, robotsFetch).catch((e: unknown) => this.log(`${this.name}: ${req.url}: ${(e as Error).message}`));
       },
-      () => void script(this.r, 'ssSent', [this.P, g.slot, gapMs.toFixed(3), g.token]).catch(() => undefined),
+      // A slot without any gap (nothing drawn, none to keep) does not wait for this send: no SENT (RESERVE knew).
+      g.det > 0 && gapMs === 0 && sentFree ? undefined : () => void script(this.r, 'ssSent', [this.P, g.slot, gapMs.toFixed(3), g.token]).catch(() => undefined),
     );
     if (!done) this.active.add(handle);
   }
@@ -466,6 +484,7 @@ export class SharedWorker {
         await this.underLock(g.slot, (policy, now, inflight) => (done = this.outcome(g, req, res, robots, policy, now, inflight)));
       }
       for (const k of (done as CommitArgs | null)?.onceKeys ?? []) this.warned.add(k);
+      for (const k of (done as CommitArgs | null)?.seenKeys ?? []) this.handedOver.add(k);
       if (res.status !== null) this.responses++;
     } finally {
       this.leases.delete(g.token);
@@ -489,6 +508,7 @@ export class SharedWorker {
     if (res.errorKind !== null && !cancelled) events.push({ t: res.endedAt, slot: g.slot, kind: 'error', code: res.errorKind, text: `${req.url}: ${res.errorKind}: ${res.errorMessage}` });
     const adds: (string | number)[] = [];
     const onceKeys: string[] = [];
+    const seenKeys: string[] = [];
     let requeue: string | null = null;
     if (robots) {
       // The page whose reservation fetched robots.txt goes back to its queue, to be judged by it.
@@ -526,18 +546,38 @@ export class SharedWorker {
         events.push({ t: res.endedAt, slot: g.slot, kind: n.kind, code: n.code, text: n.text });
       }
       for (const p of pages) {
+        const key = canonicalKey(p.url);
+        // Redis de-duplicates; a link this worker has already handed over (a committed add) is not sent again.
+        if (this.handedOver.has(key)) continue;
+        seenKeys.push(key);
         const slot = slotOf(p.url, p.meta);
-        const fresh = decodePolicy(slot, this.override(slot), s, '', -Infinity);
         // A redirect's target is de-duplicated but not counted against the page limit ('!'): it continues a page.
-        const canon = (p.redirects > 0 ? '!' : '') + canonicalKey(p.url);
-        adds.push(...addArgs(slot, canon, { u: p.url.href, d: p.depth, p: p.priority, m: p.meta, r: p.redirects, t: 0, e: now }, fresh, s));
+        adds.push(...addArgs(slot, (p.redirects > 0 ? '!' : '') + key, { u: p.url.href, d: p.depth, p: p.priority, m: p.meta, r: p.redirects, t: 0, e: now }, this.freshPolicy(slot), s));
       }
     }
-    return { lease: g.token, requeue, adds, onceKeys, record: req.robots ? { w: this.name, changes, events } : { w: this.name, resp, changes, events } };
+    return { lease: g.token, requeue, adds, onceKeys, seenKeys, record: req.robots ? { w: this.name, changes, events } : { w: this.name, resp, changes, events } };
   }
 
   /** Notes said once per slot (per worker: another worker may say one once too). */
   private readonly warned = new Set<string>();
+  /** Canonical keys of links this worker's committed adds handed to Redis (which de-duplicates them all). */
+  private readonly handedOver = new Set<string>();
+  /** A new slot's policy per slot key, under the current settings (its concurrency and gap go with each add). */
+  private fresh = new Map<string, SlotPolicy>();
+  private freshFor: Settings | null = null;
+
+  private freshPolicy(slot: string): SlotPolicy {
+    if (this.freshFor !== this.settings) {
+      this.fresh = new Map();
+      this.freshFor = this.settings;
+    }
+    let p = this.fresh.get(slot);
+    if (!p) {
+      p = decodePolicy(slot, this.override(slot), this.settings, '', -Infinity);
+      if (this.fresh.size < 10_000) this.fresh.set(slot, p);
+    }
+    return p;
+  }
 
   /** robots.txt of an origin answered: its rules kept in Redis for every worker (or the claim given up for a retry). */
   private async robotsAnswered(req: CrawlRequest, res: DownloadResult): Promise<RobotsAnswer> {
@@ -631,7 +671,7 @@ export async function commitSlot(r: Redis, P: string, slot: string, token: strin
     P, slot, token, c.lease, encodePolicy(policy), readyAt.toFixed(3), policy.paused ? 0 : policy.concurrency(s), smallestGapMs(policy, s).toFixed(3),
     c.record ? JSON.stringify(c.record) : '', c.adds.length / 7, c.requeue ?? '',
     // The latest start the state was read with: the script moves the next start by any start since.
-    c.readyAt === undefined && Number.isFinite(policy.lastStart) ? policy.lastStart.toFixed(3) : '', ...c.adds,
+    c.readyAt === undefined && Number.isFinite(policy.lastStart) ? policy.lastStart.toFixed(3) : '', deterministic(policy, s) ? 1 : 0, ...c.adds,
   ];
   for (;;) {
     try {
@@ -641,6 +681,17 @@ export async function commitSlot(r: Redis, P: string, slot: string, token: strin
       await new Promise((res) => setTimeout(res, 200));
     }
   }
+}
+
+/**
+ * Whether a slot's gap draws nothing (no randomization, or no delay to randomize; no rampup): its
+ * starts need no draw committed, so RESERVE commits them itself. Its factor is then 1 for good.
+ */
+function deterministic(p: SlotPolicy, s: Settings): boolean {
+  if (p.rampupParams(s)) return false;
+  if (p.randomization(s) !== false && p.delaySeconds(s) > 0) return false;
+  p.gapFactor = 1;
+  return true;
 }
 
 /** The arguments of one commit of a slot. */
@@ -654,4 +705,6 @@ export interface CommitArgs {
   readonly record: StreamedRecord | null;
   /** Once-per-slot notes this commit says. */
   readonly onceKeys?: readonly string[];
+  /** Links this commit hands over. */
+  readonly seenKeys?: readonly string[];
 }
