@@ -231,7 +231,8 @@ function storeFault(e: unknown, crawlId: number, db: string): Error {
  * not written and that the crawl stays resumable (it is not marked `status`).
  */
 async function committed(writer: HistoryWriter, crawlId: number, db: string, status: string, limitMs: number, signal?: AbortSignal): Promise<void> {
-  const flushed = writer.flush({ wait: true });
+  // Urgent: the crawl has ended (or paused) and waits for nothing else; its worker need not idle behind other programs.
+  const flushed = writer.flush({ wait: true, urgent: true });
   let giveUp: () => void = () => undefined;
   const stop = new Promise<'stop'>((resolve) => {
     giveUp = () => resolve('stop');

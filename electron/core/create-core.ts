@@ -342,7 +342,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
         summary: { crawl_id: id, requests: stats.requests, responses: stats.responses, by_status: stats.byStatus,
           failures: stats.failures, slots: stats.slots, seconds: ((stats.finishedAt ?? 0) - (stats.startedAt ?? 0)) / 1000 } });
       await crawler.close();
-      await writer.flush().catch(() => undefined);
+      // Urgent: the crawl has ended; its history need not wait behind other programs (an idle-priority worker is raised).
+      await writer.flush({ urgent: true }).catch(() => undefined);
       if (closed) return;
       emit('crawl.status', { crawlId: id, stats });
       emit('crawls.changed', { crawls: list() });

@@ -6,7 +6,7 @@
 // engine patch against the benchmarks without touching this one); see also the BENCH_* variables
 // documented at the top of each *.bench.ts.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, mkdirSync, rmSync, readFileSync } from 'node:fs';
+import { readdirSync, mkdirSync, rmSync, readFileSync, copyFileSync, existsSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, dirname, basename, resolve as resolvePath, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,6 +59,20 @@ await build({
   ...NODE_BUNDLE,
   sourcemap: 'inline',
 });
+
+// The bundles find their worker threads beside themselves first (resolveWorkerFile): with another
+// checkout's engine, its own built workers go there, so both threads of its history speak its protocol
+// (this checkout's dist/history-worker.js would refuse or misread the other's batches).
+if (altRoot) {
+  for (const w of ['history-worker.js', 'read-worker.js']) {
+    const from = join(altRoot, 'dist', w);
+    if (existsSync(from)) copyFileSync(from, join(outDir, w));
+    else if (w === 'history-worker.js') {
+      console.error(`bench: ${from} is missing; build that checkout first (node build/build.mjs in ${altRoot})`);
+      process.exit(1);
+    }
+  }
+}
 
 /** The machine is shared: print its load so a reader can judge the noise behind the figures. */
 const load = () => {

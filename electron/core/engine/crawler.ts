@@ -618,8 +618,18 @@ export class Crawler {
     return {
       origin: req.origin, path: req.path, method: req.method, timeout: s.DOWNLOAD_TIMEOUT, maxSize: s.DOWNLOAD_MAXSIZE,
       keepBody: req.robots, keepLimit: ROBOTS_MAX_BYTES, startedAt: slot.lastStart,
-      sink: req.robots ? undefined : (status, headers, drained) => this.linkSink(req, status, headers, drained),
+      sink: this.mayScanLinks(req) ? (status, headers, drained) => this.linkSink(req, status, headers, drained) : undefined,
     };
+  }
+
+  /**
+   * Whether a page's links could be followed (what linkSink decides from its headers then): not
+   * robots.txt, nor a page under follow scope none or at the depth limit (the rules are fixed for
+   * the crawl), which then costs no sink at all.
+   */
+  private mayScanLinks(req: CrawlRequest): boolean {
+    const rules = this.frontier.rules;
+    return !req.robots && rules.scope !== 'none' && req.depth + 1 <= rules.maxDepth;
   }
 
   /** A link scanner for a 2xx HTML page whose links the follow rules take (decided when its headers arrive), else null. */

@@ -116,11 +116,19 @@ const BAD_HEADER_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
 const BAD_PATH = /[^\u0021-\u00ff]/;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Why undici would refuse to start this request, or null. */
-function refusal(req: DownloadRequest, headers: Readonly<Record<string, string>>, timeoutMs: number): string | null {
+/**
+ * Why undici would refuse to start this request, or null. `headersRefusal` is headerRefusal() of
+ * the headers it is sent with (they change only with the user agent, so it is worked out then).
+ */
+function refusal(req: DownloadRequest, headersRefusal: string | null, timeoutMs: number): string | null {
   if (typeof req.path !== 'string' || req.path[0] !== '/' || BAD_PATH.test(req.path)) return `invalid request path ${JSON.stringify(req.path)}`;
   if (typeof req.method !== 'string' || !TOKEN.test(req.method)) return `invalid request method ${JSON.stringify(req.method)}`;
   if (!Number.isFinite(timeoutMs) || timeoutMs < 0) return `invalid timeout (DOWNLOAD_TIMEOUT ${req.timeout} s)`;
+  return headersRefusal;
+}
+
+/** Why undici would refuse these request headers, or null. */
+function headerRefusal(headers: Readonly<Record<string, string>>): string | null {
   for (const [name, value] of Object.entries(headers)) {
     if (BAD_HEADER_VALUE.test(value)) return `invalid ${name} header ${JSON.stringify(value)} (only tab, printable ASCII and U+0080-U+00FF can be sent)`;
   }
@@ -508,6 +516,8 @@ export class Downloader {
   private readonly active = new Set<Download>();
   private sweeper: NodeJS.Timeout | null = null;
   private readonly headers: Record<string, string>;
+  /** headerRefusal(headers), worked out whenever they change (not per request). */
+  private headersRefusal: string | null;
   /** The --resolve map as a Map: a host named `constructor` or `__proto__` is just a host. */
   private readonly resolve: ReadonlyMap<string, string>;
   private connections: number;
@@ -522,6 +532,7 @@ export class Downloader {
       accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
       'accept-encoding': 'gzip, deflate, br',
     };
+    this.headersRefusal = headerRefusal(this.headers);
     this.agent = this.makeAgent();
     if (!channelOn) {
       channelOn = true;
@@ -572,6 +583,7 @@ export class Downloader {
 
   setUserAgent(ua: string): void {
     this.headers['user-agent'] = ua;
+    this.headersRefusal = headerRefusal(this.headers);
   }
 
   /**
@@ -591,7 +603,7 @@ export class Downloader {
     const ms = req.timeout * 1000;
     const timeoutMs = Number.isFinite(ms) ? Math.min(ms, MAX_TIMER_MS) : ms;
     dl.starting = true;
-    const refused = refusal(req, this.headers, timeoutMs);
+    const refused = refusal(req, this.headersRefusal, timeoutMs);
     if (refused !== null) {
       dl.fail(new Error(refused));
     } else {

@@ -22,6 +22,7 @@ export const MAX_CRASHES = 2;
 export class FrontierWriter {
   private readonly insert: Statement;
   private readonly setState: Statement;
+  private readonly setStateRange: Statement;
   private readonly requeue: Statement;
   private readonly slotState: Statement;
 
@@ -37,6 +38,7 @@ export class FrontierWriter {
        ON CONFLICT (crawl_id, seq) DO UPDATE SET state = excluded.state, priority = excluded.priority, retries = excluded.retries`,
     );
     this.setState = db.prepare(`UPDATE frontier SET state = ? WHERE crawl_id = ? AND seq = ?`);
+    this.setStateRange = db.prepare(`UPDATE frontier SET state = ? WHERE crawl_id = ? AND seq BETWEEN ? AND ?`);
     this.requeue = db.prepare(`UPDATE frontier SET state = 0, priority = ?, retries = ? WHERE crawl_id = ? AND seq = ?`);
     this.slotState = db.prepare(`UPDATE slots SET state_json = ?, state_t = ? WHERE id = ?`);
   }
@@ -44,7 +46,11 @@ export class FrontierWriter {
   /**
    * Applies the ops in order, folded per row: only the last state op of a row in this batch is
    * written, and a row queued in this batch is inserted with that state at once (the common
-   * queued → started → done of a fast page is one INSERT; started → done is one UPDATE).
+   * queued → started → done of a fast page is one INSERT; started → done is one UPDATE). The
+   * state UPDATEs of different rows do not depend on each other: they wait until the next INSERT
+   * (or the end) and go out as one UPDATE per run of consecutive seqs given the same state (the
+   * pages of a batch finish in about their acceptance order, so a batch's thousands of rows are a
+   * few runs: one statement each instead of one per row).
    */
   apply(b: FrontierBatch): void {
     const { nums, strs, n } = b;
@@ -54,6 +60,7 @@ export class FrontierWriter {
       if (nums[o + F_OP] !== OP_QUEUED) last.set(key(nums[o + F_CRAWL], nums[o + F_SEQ]), i);
     }
     let s = 0;
+    const states = new StateUpdates();
     for (let i = 0; i < n; i++) {
       const o = i * FRONTIER_STRIDE;
       const crawlId = nums[o + F_CRAWL];
@@ -61,6 +68,7 @@ export class FrontierWriter {
       const op = nums[o + F_OP];
       const k = key(crawlId, seq);
       if (op === OP_QUEUED) {
+        states.write(this.setState, this.setStateRange);
         const j = last.get(k);
         let state = STATE_QUEUED;
         let p = o;
@@ -77,8 +85,9 @@ export class FrontierWriter {
       }
       if (last.get(k) !== i) continue; // a later op of this batch decides the row's state
       if (op === OP_REQUEUED) this.requeue.run(nums[o + F_PRIORITY], nums[o + F_RETRIES], crawlId, seq);
-      else this.setState.run(op === OP_DONE ? STATE_DONE : STATE_IN_FLIGHT, crawlId, seq);
+      else states.add(crawlId, seq, op === OP_DONE ? STATE_DONE : STATE_IN_FLIGHT);
     }
+    states.write(this.setState, this.setStateRange);
     for (const [crawlId, t, slot, json] of b.slotStates) this.slotState.run(json, t, this.slotId(crawlId, slot));
   }
 
@@ -94,6 +103,45 @@ export class FrontierWriter {
       const requeued = this.db.prepare(`UPDATE frontier SET state = ${STATE_QUEUED} WHERE crawl_id = ? AND state = ${STATE_IN_FLIGHT}`).run(crawlId).changes;
       return { requeued, givenUp };
     }).immediate();
+  }
+}
+
+/** State UPDATEs of distinct rows, kept to be written as runs of consecutive seqs (see FrontierWriter.apply). */
+class StateUpdates {
+  private crawls: number[] = [];
+  private seqs: number[] = [];
+  private states: number[] = [];
+
+  add(crawlId: number, seq: number, state: number): void {
+    this.crawls.push(crawlId);
+    this.seqs.push(seq);
+    this.states.push(state);
+  }
+
+  /** Writes what was added (by crawl, state and seq; each row is in it once) and empties it. */
+  write(one: Statement, range: Statement): void {
+    const n = this.seqs.length;
+    if (n === 0) return;
+    const { crawls, seqs, states } = this;
+    const order = Array.from({ length: n }, (_, i) => i);
+    order.sort((a, b) => crawls[a] - crawls[b] || states[a] - states[b] || seqs[a] - seqs[b]);
+    for (let r = 0; r < n;) {
+      const first = order[r];
+      let end = r + 1;
+      while (end < n) {
+        const j = order[end];
+        const prev = order[end - 1];
+        if (crawls[j] !== crawls[first] || states[j] !== states[first] || seqs[j] !== seqs[prev] + 1) break;
+        end++;
+      }
+      const lastSeq = seqs[order[end - 1]];
+      if (end - r === 1) one.run(states[first], crawls[first], seqs[first]);
+      else range.run(states[first], crawls[first], seqs[first], lastSeq);
+      r = end;
+    }
+    this.crawls = [];
+    this.seqs = [];
+    this.states = [];
   }
 }
 

@@ -344,8 +344,12 @@ class HistoryStore {
     }
     let id = byKey.get(key);
     if (id === undefined) {
-      this.insertSlot.run(crawlId, key);
-      id = this.selectSlot.get(crawlId, key) as number;
+      const made = this.insertSlot.run(crawlId, key);
+      if (made.changes > 0) {
+        // A new slot row: no bucket of it can be stored yet (the aggregator need not look).
+        id = Number(made.lastInsertRowid);
+        this.series.noneStored(id);
+      } else id = this.selectSlot.get(crawlId, key) as number;
       byKey.set(key, id);
     }
     return id;

@@ -99,7 +99,7 @@ export interface WorkerPriority {
   readonly tid: number | null;
   /** 'idle' or 'normal' as last set, or null when the writer leaves it alone (not managed, or chrt failed). */
   readonly policy: ThreadPolicy | null;
-  /** Times the worker was raised to normal priority because it fell BACKGROUND_LAG_MS behind. */
+  /** Times the worker was raised to normal priority: it fell BACKGROUND_LAG_MS behind, or an urgent flush asked for it. */
   readonly raised: number;
 }
 
@@ -514,11 +514,15 @@ export class HistoryWriter extends EventEmitter {
    * error since the previous flush (those records were refused: a constraint, a bug). While the
    * store cannot write ('blocked' by a fault) it rejects at once with that fault, nothing being
    * lost; with `{ wait: true }` it waits instead until the store could write everything before it
-   * (or the writer closes).
+   * (or the writer closes). With `{ urgent: true }` (a crawl has ended and waits for its history:
+   * nothing of it competes with the worker any more) an idle-priority worker is raised to normal
+   * priority at once instead of after BACKGROUND_LAG_MS, so a busy machine does not hold the end
+   * of a crawl back; it goes back to idle as after any raise.
    */
-  flush(o: { readonly wait?: boolean } = {}): Promise<void> {
+  flush(o: { readonly wait?: boolean; readonly urgent?: boolean } = {}): Promise<void> {
     if (this.state === CLOSED) return Promise.resolve();
     if (this.state === DEAD) return Promise.reject(this.fatalError);
+    if (o.urgent && this.policy === 'idle') this.raise();
     this.send();
     return this.request((id) => ({ type: 'flush', id, ...(o.wait ? { wait: true } : {}) })).then(() => undefined);
   }
@@ -664,12 +668,16 @@ export class HistoryWriter extends EventEmitter {
     if (this.policy !== 'idle') return;
     const oldest = this.oldestWaiting();
     if (oldest === null) return;
-    if (performance.now() - oldest >= BACKGROUND_LAG_MS) {
-      this.raised++;
-      this.raisedAt = performance.now();
-      this.setPolicy('normal');
-    } else this.watchLag();
+    if (performance.now() - oldest >= BACKGROUND_LAG_MS) this.raise();
+    else this.watchLag();
   };
+
+  /** To normal priority (held at least BACKGROUND_HOLD_MS). */
+  private raise(): void {
+    this.raised++;
+    this.raisedAt = performance.now();
+    this.setPolicy('normal');
+  }
 
   /** Back to idle once the worker has caught up and has held normal priority long enough. */
   private caughtUp(): void {

@@ -108,6 +108,32 @@ describe.runIf(MANAGED)('history worker priority (Linux, chrt, may leave SCHED_I
     }
   });
 
+  it('raises the worker at once for an urgent flush (a crawl that ended waits for its history), and lets it idle again after', async () => {
+    const writer = await openHistoryWriter(join(freshDir(), 'h.sqlite'), { workerFile: bundle.workerFile });
+    try {
+      const { tid } = writer.priority;
+      await until('the idle policy', () => writer.priority.policy === 'idle');
+      const crawlId = await writer.createCrawl('ended', {}, {});
+      await record(writer, crawlId, 200);
+      await writer.flush({ wait: true, urgent: true });
+      expect(writer.priority.raised).toBe(1);
+      // Set by chrt, which may still be running when the flush is answered.
+      await until('the normal policy', () => writer.priority.policy === 'normal');
+      expect(threadPolicy(tid!)).toBe('normal');
+      // Held normal BACKGROUND_HOLD_MS, then the next answered batch puts it back to idle.
+      await new Promise((r) => setTimeout(r, BACKGROUND_HOLD_MS));
+      await record(writer, crawlId, 10, 200);
+      await writer.flush();
+      await until('the idle policy again', () => writer.priority.policy === 'idle');
+      expect(threadPolicy(tid!)).toBe('idle');
+      // An ordinary flush does not raise it.
+      await writer.flush();
+      expect(writer.priority.raised).toBe(1);
+    } finally {
+      await writer.close();
+    }
+  });
+
   it('runs the worker at normal priority once it lags behind other idle work, and lets it idle again after it caught up', async () => {
     const writer = await openHistoryWriter(join(freshDir(), 'h.sqlite'), { workerFile: bundle.workerFile });
     try {
