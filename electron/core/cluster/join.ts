@@ -1,7 +1,7 @@
 // `slotscope worker`: joins the shared crawl open in a Redis (waiting for one), fetches for it until
 // it ends, and with --stay waits for the next one.
 
-import { connectRedis, crawlPrefix, OPEN_KEY } from './redis';
+import { connectRedis, crawlPrefix, OPEN_KEY, closeRedis } from './redis';
 import { SharedWorker } from './worker';
 
 export interface RunWorkerOptions {
@@ -49,6 +49,6 @@ export async function runWorker(o: RunWorkerOptions): Promise<void> {
     }
   } finally {
     o.signal?.removeEventListener('abort', onAbort);
-    r.disconnect();
+    closeRedis(r);
   }
 }

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { realpathSync } from 'node:fs';
 import { resolve as resolvePath } from 'node:path';
 import { applySettings, type Settings } from '../../../shared/settings';
+import { eventLogLine } from '../../../shared/debug-line';
 import type { CrawlStatus, CrawlSummary, EventRecord } from '../../../shared/types';
 import { crawlConfigInput, parseCrawlConfig, type CrawlConfig } from '../engine/crawl-config';
 import { canonicalKey, parseCrawlUrl } from '../engine/frontier';
@@ -15,7 +16,7 @@ import { ResumeError } from '../crawl-runner';
 import { openHistoryWriter, type HistoryWriter } from '../store/history-writer';
 import { openHistoryReader } from '../store/queries';
 import { decodePolicy } from './policy-codec';
-import { BY_DB_KEY, connectRedis, crawlPrefix, isConnectionError, newCrawlId, OPEN_KEY, script, SharedCrawlError, type ConnectOptions } from './redis';
+import { BY_DB_KEY, connectRedis, crawlPrefix, isConnectionError, newCrawlId, OPEN_KEY, script, SharedCrawlError, type ConnectOptions, closeRedis } from './redis';
 import { addArgs, HEARTBEAT_TTL_MS, sharedUnsupported, SharedWorker, slotOf, type StreamedRecord } from './worker';
 
 export const GROUP = 'recorder';
@@ -119,7 +120,7 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
     if (o.fetch !== false) {
       const wr = await connectRedis(o.redis, { name: `slotscope ${name} fetcher`, log, ...o.redisOptions });
       worker = new SharedWorker({ redis: wr, prefix: P, name, concurrency: o.concurrency, log });
-      workerDone = worker.run().catch((e: unknown) => log(`${name}: stopped fetching: ${(e as Error).message}`)).finally(() => wr.disconnect());
+      workerDone = worker.run().catch((e: unknown) => log(`${name}: stopped fetching: ${(e as Error).message}`)).finally(() => closeRedis(wr));
     }
     let pausing = false;
     const onAbort = () => {
@@ -142,7 +143,7 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
     return { summary, status };
   } finally {
     await writer?.close().catch(() => undefined);
-    r.disconnect();
+    closeRedis(r);
   }
 }
 
@@ -302,7 +303,8 @@ export class Recorder {
       for (const c of rec.changes ?? []) this.w.recordChange(this.crawlId, c);
       for (const e of rec.events ?? []) {
         this.w.recordEvent(this.crawlId, e);
-        if (e.kind === 'warning' || e.kind === 'error') this.log(`${e.kind}: ${e.slot ?? ''} ${e.text}`);
+        // Said as a one-process crawl says it: every event but robots.txt's refusals, debug lines with AUTOTHROTTLE_DEBUG.
+        if ((e.kind !== 'debug' || this.settings.AUTOTHROTTLE_DEBUG) && e.code !== 'robots-disallowed') this.log(eventLogLine(e));
       }
     }
     await this.w.flush({ wait: true });
@@ -320,7 +322,7 @@ export class Recorder {
       const e: EventRecord = { t: Date.now(), slot: null, kind: 'warning', code: 'worker-lost',
         text: `worker ${dead} stopped answering (no heartbeat for ${HEARTBEAT_TTL_MS / 1000} s); its requests in flight go back to the queue (${requeued} in all) and are fetched once more` };
       this.w.recordEvent(this.crawlId, e);
-      this.log(`warning: ${e.text}`);
+      this.log(eventLogLine(e));
     }
   }
 

@@ -129,6 +129,7 @@ export async function connectRedis(url: string, o: ConnectOptions): Promise<Redi
   }
   let down = false;
   r.on('close', () => {
+    if (closing.has(r)) return;
     if (!down) o.log?.(`Redis at ${shown} is unreachable: no new request starts until it is back`);
     down = true;
   });
@@ -137,6 +138,14 @@ export async function connectRedis(url: string, o: ConnectOptions): Promise<Redi
     down = false;
   });
   return r;
+}
+
+const closing = new WeakSet<Redis>();
+
+/** Closes a connection on purpose: not said as Redis becoming unreachable. */
+export function closeRedis(r: Redis): void {
+  closing.add(r);
+  r.disconnect();
 }
 
 /** Whether an error is Redis being unreachable (retry later), not a refusal. */

@@ -13,7 +13,7 @@ import type { CrawlConfig } from '../engine/crawl-config';
 import type { HistoryWriter } from '../store/history-writer';
 import { SharedControl, type SharedSlot, type SharedStatus } from './control';
 import { assertNoneOpen, openShared, Recorder } from './recorder';
-import { connectRedis, SharedCrawlError } from './redis';
+import { connectRedis, SharedCrawlError, closeRedis } from './redis';
 import { sharedUnsupported, SharedWorker, type QueuedRequest as QueuedInRedis, type StreamedRecord } from './worker';
 
 /** How often the slot rows are read from Redis (the slot table's at most 10 updates a second). */
@@ -232,7 +232,7 @@ export class SharedCrawls {
     const worker = new SharedWorker({ redis: wr, prefix: opened.prefix, name: this.name, log: this.o.log });
     const c = (live = new LiveShared(id, config.name, createdAt, opened.startedAt, opened.sid, new SharedControl(this.r, opened.prefix), config, recorder, rr, worker));
     this.byId.set(id, c);
-    const fetching = worker.run().catch((e: unknown) => this.o.log(`${this.name}: stopped fetching: ${(e as Error).message}`)).finally(() => wr.disconnect());
+    const fetching = worker.run().catch((e: unknown) => this.o.log(`${this.name}: stopped fetching: ${(e as Error).message}`)).finally(() => closeRedis(wr));
     c.recorderDone = recorder.run(() => c.pausing).then(
       (status) => this.ended(c, status, fetching),
       (e: unknown) => {
@@ -256,7 +256,7 @@ export class SharedCrawls {
   private async ended(c: LiveShared, status: CrawlStatus, fetching: Promise<unknown>): Promise<void> {
     c.worker?.leave();
     await fetching;
-    c.recorderRedis.disconnect();
+    closeRedis(c.recorderRedis);
     if (status === 'paused') {
       // The host is closing: the crawl stays paused in Redis, to be continued with `crawl --resume ID --redis URL`.
       this.o.writer.updateCrawl(c.id, { status: 'paused' });
@@ -528,8 +528,8 @@ export class SharedCrawls {
       await Promise.race([c.recorderDone, new Promise((r) => setTimeout(r, 5000))]);
       if (!c.ended) this.o.writer.updateCrawl(c.id, { status: 'paused' });
       c.worker?.leave();
-      c.recorderRedis.disconnect();
+      closeRedis(c.recorderRedis);
     }));
-    this.r.disconnect();
+    closeRedis(this.r);
   }
 }

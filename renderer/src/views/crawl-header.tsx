@@ -12,6 +12,7 @@ import { SHORTCUTS } from '../keyboard';
 import type { CrawlLogStore } from '../store/crawl-log-store';
 import type { CrawlRates } from '../store/crawl-rates';
 import type { CrawlsStore } from '../store/crawls-store';
+import type { WorkersStore } from '../store/workers-store';
 import { useStore } from '../store/use-store';
 import { useApp } from './app-context';
 import { DASH, formatCount, formatDuration, formatWhen } from './format';
@@ -72,8 +73,14 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
   const { stores, commands } = useApp();
   const log = stores.crawlLogs.get(crawlId);
   const warnings = useStore(log, warningCount);
-  const limit = useStore(log, concurrencyLimit);
+  const ownLimit = useStore(log, concurrencyLimit);
+  // A shared crawl's limit is its live workers' (each has its own concurrency), as the Workers tab lists them.
+  const sharedLimit = useStore(stores.workers, useCallback((s: WorkersStore) => {
+    const ws = s.of(crawlId)?.workers;
+    return ws === undefined ? undefined : ws.reduce((n, w) => n + (w.alive ? w.concurrency : 0), 0);
+  }, [crawlId]));
   const info = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId), [crawlId]));
+  const limit = info?.shared ? sharedLimit : ownLimit;
   const stats = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.statsOf(crawlId), [crawlId]));
   const rate = useStore(stores.rates, useCallback((s: CrawlRates) => s.rate(crawlId), [crawlId]));
   const [confirming, setConfirming] = useState<'delete' | 'stop' | 'seeds' | null>(null);
@@ -173,7 +180,9 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
             <span className="stat-sub">/s</span>
           </div>
         </div>
-        <Figure label="In flight" title="Requests in flight / the crawl's limit (CONCURRENT_REQUESTS; ∞: none)" testId="stat-inflight">
+        <Figure label="In flight" title={info?.shared
+          ? 'Requests in flight in every worker (from Redis) / the sum of the live workers\' concurrency (the Workers tab)'
+          : 'Requests in flight / the crawl\'s limit (CONCURRENT_REQUESTS; ∞: none)'} testId="stat-inflight">
           {live ? formatCount(stats?.inFlight) : DASH}
           {live && <span className="stat-sub"> / {limit === undefined ? DASH : limit === 0 ? '∞' : formatCount(limit)}</span>}
         </Figure>
