@@ -28,8 +28,9 @@ import { realNow } from './clock';
 import { consolePluginPath, PluginError } from './engine/scopes';
 import { dirname, join } from 'node:path';
 import { validateParams, Invalid } from './dispatch';
-import { isScrapyConfig, SCRAPY_SOURCE, ScrapyCrawlError, ScrapyCrawls, type IngestReply } from './scrapy/scrapy-crawls';
-import { SharedCrawlRefusal, SharedCrawls } from './cluster/shared-crawls';
+import { isScrapyConfig, SCRAPY_SOURCE, ScrapyCrawls, type IngestReply } from './scrapy/scrapy-crawls';
+import { AppRefusal, refuse } from './app-refusal';
+import { SharedCrawls } from './cluster/shared-crawls';
 
 export interface CoreOptions {
   /** SQLite file of the history. */
@@ -86,15 +87,7 @@ interface Live {
   readonly persist: CrawlPersistence;
 }
 
-class CoreError extends Error {
-  constructor(readonly error: AppError) {
-    super(error.message);
-  }
-}
-
-const fail = (code: AppError['code'], message: string, field?: string): never => {
-  throw new CoreError({ code, message, ...(field ? { field } : {}) });
-};
+const fail = refuse;
 
 /** A stored crawl config's seeds (a crawl imported from a log has none). */
 function seedsOf(config: unknown): string[] {
@@ -661,7 +654,7 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       const handler = handlers[method as Method] as (p: unknown) => unknown;
       return { ok: true, result: await handler(p) };
     } catch (e) {
-      if (e instanceof CoreError || e instanceof ScrapyCrawlError || e instanceof SharedCrawlRefusal) return { ok: false, error: e.error };
+      if (e instanceof AppRefusal) return { ok: false, error: e.error };
       if (e instanceof Invalid) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };
       if (e instanceof ExportError) return { ok: false, error: { code: e.code, message: e.message, field: e.field } };
       if (e instanceof ImportRefused) return { ok: false, error: { code: 'invalid', message: e.message, field: e.field } };

@@ -15,6 +15,7 @@ import { SharedControl, type SharedSlot, type SharedStatus } from './control';
 import { assertNoneOpen, openShared, Recorder } from './recorder';
 import { connectRedis, SharedCrawlError, closeRedis } from './redis';
 import { sharedUnsupported, SharedWorker, type QueuedRequest as QueuedInRedis, type StreamedRecord } from './worker';
+import { AppRefusal, refuse } from '../app-refusal';
 
 /** How often the slot rows are read from Redis (the slot table's at most 10 updates a second). */
 const SLOTS_MS = 250;
@@ -23,16 +24,6 @@ const WORKERS_MS = 1000;
 /** The span responses per second are counted over (heartbeats publish the counts every second). */
 const RATE_SPAN_MS = 3000;
 
-/** A console request on a shared crawl that cannot be carried out, as the contract's error. */
-export class SharedCrawlRefusal extends Error {
-  constructor(readonly error: AppError) {
-    super(error.message);
-  }
-}
-
-const refuse = (code: AppError['code'], message: string, field?: string): never => {
-  throw new SharedCrawlRefusal({ code, message, ...(field ? { field } : {}) });
-};
 
 export interface SharedCrawlsOptions {
   readonly redis: string;
@@ -442,7 +433,7 @@ export class SharedCrawls {
       return undefined;
     }
     if (c.ended && c.status === 'stopped' && method === 'crawls.resume') {
-      return Promise.reject(new SharedCrawlRefusal({
+      return Promise.reject(new AppRefusal({
         code: 'conflict', field: 'id',
         message: `crawl ${id} is a stopped shared crawl; the console starts new shared crawls only: continue this one with \`slotscope crawl --db FILE --resume ${id} --redis URL\`, or duplicate it`,
       }));

@@ -3,6 +3,7 @@
 // comes from the downloader's slots the bridge reports, and whose console commands travel back to
 // the spider in the answers to its batches, each recorded once in the change journal when applied.
 
+import { AppRefusal, refuse } from '../app-refusal';
 import type {
   AppError, AppEvents, CrawlInfo, CrawlStatsWire, EventName, Method, Params, Result, SlotTuple,
 } from '../../../shared/contract';
@@ -22,16 +23,6 @@ export const COMMAND_TIMEOUT_MS = 5000;
 /** A live Scrapy crawl that has sent nothing for this long is shown as interrupted (until it reports again). */
 export const SILENCE_MS = 15_000;
 
-/** A console request on a Scrapy crawl that cannot be carried out, as the contract's error. */
-export class ScrapyCrawlError extends Error {
-  constructor(readonly error: AppError) {
-    super(error.message);
-  }
-}
-
-const refuse = (code: AppError['code'], message: string, field?: string): never => {
-  throw new ScrapyCrawlError({ code, message, ...(field ? { field } : {}) });
-};
 
 /** What the ingest route answers: a status and a JSON body. */
 export interface IngestReply {
@@ -430,7 +421,7 @@ export class ScrapyCrawls {
     });
     for (const [cid, waiting] of crawl.waiting) {
       clearTimeout(waiting.timer);
-      waiting.reject(new ScrapyCrawlError({ code: 'conflict', message: `the spider closed (${c.reason}) before it applied the command` }));
+      waiting.reject(new AppRefusal({ code: 'conflict', message: `the spider closed (${c.reason}) before it applied the command` }));
       crawl.waiting.delete(cid);
     }
     crawl.status = status;
@@ -467,7 +458,7 @@ export class ScrapyCrawls {
     return new Promise<WireAck>((resolve, reject) => {
       const timer = setTimeout(() => {
         crawl.waiting.delete(id);
-        reject(new ScrapyCrawlError({
+        reject(new AppRefusal({
           code: 'conflict',
           message: `the spider did not apply the command within ${COMMAND_TIMEOUT_MS / 1000} s (it is busy, or cannot reach Slotscope); it was withdrawn`,
         }));
@@ -499,7 +490,7 @@ export class ScrapyCrawls {
       if (!c || !isScrapyConfig(c.config)) return undefined;
       const spider = (c.config as { scrapy: { spider?: string } }).scrapy.spider ?? c.name;
       const again = `it was run by the Scrapy spider ${JSON.stringify(spider)}: run \`scrapy crawl ${spider}\` again for a new crawl (Slotscope cannot run a Scrapy spider)`;
-      return Promise.reject(new ScrapyCrawlError(method === 'crawls.duplicate'
+      return Promise.reject(new AppRefusal(method === 'crawls.duplicate'
         ? { code: 'conflict', message: `crawl ${id} cannot be duplicated: ${again}`, field: 'id' }
         : { code: 'conflict', message: `crawl ${id} is ${c.status}; ${again}`, field: 'id' }));
     }
@@ -587,7 +578,7 @@ export class ScrapyCrawls {
     for (const crawl of this.byId.values()) {
       for (const waiting of crawl.waiting.values()) {
         clearTimeout(waiting.timer);
-        waiting.reject(new ScrapyCrawlError({ code: 'conflict', message: 'Slotscope is closing' }));
+        waiting.reject(new AppRefusal({ code: 'conflict', message: 'Slotscope is closing' }));
       }
       crawl.waiting.clear();
       try {
