@@ -247,13 +247,13 @@ function printLimitedDetails(f: LimitedFigures): void {
 /**
  * The rate rampup's law allowed (requests/s) at a log time, replayed from the engine's own
  * record: slow start from the first request, each cut (ChangeRecord 'rampup_rate': the rate after
- * it is BETA_LIMIT x wMax, every feedback here being a 429, at its t), zero while the engine's own
+ * it is BETA_LIMIT x the curve's top, every feedback here being a 429, at its t), zero while the engine's own
  * Retry-After block (ChangeRecord 'blocked_until') lasted. What the engine would send if it kept
  * its law exactly.
  */
 function rampupLaw(run: EngineCrawl, slot: string, params: RampupParams, toSite: (epoch: number) => number): (from: number, to: number) => number {
   const cuts = run.changes.filter((c) => c.setting === 'rampup_rate' && c.slot === slot)
-    .map((c) => ({ at: toSite(c.t), wMax: (c.newValue as number) / BETA_LIMIT }));
+    .map((c) => ({ at: toSite(c.t), top: (c.newValue as number) / BETA_LIMIT }));
   const blocks = run.changes.filter((c) => c.setting === 'blocked_until' && c.slot === slot).map((c) => ({ from: toSite(c.t), to: toSite(c.newValue as number) }));
   const first = toSite(Math.min(...run.records.map((r) => r.startedAt)));
   const rateAt = (t: number): number => {
@@ -263,7 +263,7 @@ function rampupLaw(run: EngineCrawl, slot: string, params: RampupParams, toSite:
     r.startedAt = first;
     for (const c of cuts) {
       if (c.at > t) break;
-      r.wMax = c.wMax;
+      r.wMax = c.top; // the curve's top (wMax less its margin), margin 0 here
       r.beta = BETA_LIMIT;
       r.cutAt = c.at;
     }

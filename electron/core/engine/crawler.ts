@@ -323,6 +323,8 @@ export class Crawler {
     slot.rampup.wMax = 0;
     slot.rampup.startedAt = NaN;
     slot.rampup.cutAt = -Infinity;
+    slot.rampup.margin = 0;
+    slot.rampup.span = 1;
     this.slotChange(slot, 'backoff_reset', old, { level: 0, blockedUntil: null });
     this.scheduler.reschedule(slot);
   }
@@ -616,6 +618,7 @@ export class Crawler {
     // once is still a recorded failure, through completed, not a request in flight forever).
     let handle: DownloadHandle | null = null;
     let finished = false;
+    const begin = slot.lastStart;
     handle = this.downloader.fetch(
       this.downloadRequest(req, slot),
       (res) => {
@@ -624,7 +627,10 @@ export class Crawler {
         this.sizeWarning(req, slot, res);
         this.completed(req, slot, res);
       },
-      (t) => this.scheduler.sent(req, slot, t),
+      (t) => {
+        slot.paceSent(begin, t);
+        this.scheduler.sent(req, slot, t);
+      },
     );
     if (!finished) this.active.add(handle);
   }

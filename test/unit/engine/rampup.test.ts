@@ -1,7 +1,7 @@
 // The rampup law (SPEC 5.3) on simulated time against a sliding-window rate limiter: it finds
 // the allowed rate, stays close to it, and draws about RAMPUP_BACKOFF_TARGET feedback per window.
 import { describe, expect, it } from 'vitest';
-import { BETA, BETA_LIMIT, RampupState, SLOW_START_DOUBLING, rampupBegin, rampupFeedback, rampupRate } from '../../../electron/core/engine/throttle/rampup';
+import { BETA, BETA_LIMIT, MARGIN, RampupState, SLOW_START_DOUBLING, rampupBegin, rampupFeedback, rampupRate } from '../../../electron/core/engine/throttle/rampup';
 
 /** Sends at the controller's rate for `seconds` against a limiter allowing `limit` per 1 s; the limiter's 429 reaches the controller after `rtt` ms. */
 function simulate(limit: number, seconds: number, target: number | [number, number], window: number, rtt = 30, hint = false) {
@@ -66,13 +66,14 @@ describe('rampup', () => {
     expect(bursts).toBeLessThanOrEqual(14);
   });
 
-  it('after a refusal that says it is a rate limit (429 + Retry-After), cuts only to BETA_LIMIT of what was admitted', () => {
+  it('after a refusal that says it is a rate limit (429 + Retry-After), cuts only to BETA_LIMIT of what was admitted less a margin', () => {
     const r = new RampupState();
     const p = { target: 1, window: 60 };
     for (let t = 0; t < 3000; t += 50) rampupBegin(r, t); // 20/s for 3 s
     expect(rampupFeedback(r, 3000, 3030, p, { limit: true, waitS: 1 })).toBe(true);
     expect(r.wMax).toBe(20);
-    expect(rampupRate(r, 3030, p)).toBeCloseTo(BETA_LIMIT * 20, 9);
+    expect(rampupRate(r, 3030, p)).toBeCloseTo(BETA_LIMIT * (1 - MARGIN) * 20, 9);
+    expect(rampupRate(r, 3030 + 60_000, p)).toBeCloseTo((1 - MARGIN) * 20, 9);
     // The span counted is the wait the refusal named (2 s here): 40 started in it.
     const q = new RampupState();
     for (let t = 0; t < 3000; t += 50) rampupBegin(q, t);

@@ -75,6 +75,17 @@ describe('pacing window', () => {
     expect(ring.countIn(starts[150], starts[150] + 1000)).toBeLessThanOrEqual(10);
   });
 
+  it('moves a start to its send time, keeping the ring in order', () => {
+    const ring = new StartRing();
+    for (const t of [100, 105, 110]) ring.push(t);
+    ring.replace(100, 112); // written after the two that began later
+    expect([ring.nth(1), ring.nth(2), ring.nth(3)]).toEqual([112, 110, 105]);
+    ring.replace(110, 111);
+    expect([ring.nth(1), ring.nth(2), ring.nth(3)]).toEqual([112, 111, 105]);
+    ring.replace(999, 1000); // unknown: nothing moves
+    expect(ring.nth(1)).toBe(112);
+  });
+
   it('grows keeping the order of its starts, and paces a window larger than the ring by its share', () => {
     const ring = new StartRing();
     for (let i = 0; i < 100; i++) ring.push(i);

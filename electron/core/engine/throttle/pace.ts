@@ -6,6 +6,8 @@
 
 /** Largest ring kept per scope (a scope paced by a bigger window is paced by a scaled one). */
 export const MAX_RING = 65_536;
+/** How far back a start is looked for when its send time comes. */
+const SENT_SCAN = 256;
 
 /** A ring of start times (epoch ms), grown on demand up to MAX_RING. */
 export class StartRing {
@@ -37,6 +39,30 @@ export class StartRing {
     this.buf[this.head] = t;
     this.head = (this.head + 1) % this.buf.length;
     this.count++;
+  }
+
+  /**
+   * A start recorded at `begin` went onto the wire at `t` (later): the window counts from when the
+   * server can see it. Looked for among the latest SENT_SCAN starts; the ring stays in order.
+   */
+  replace(begin: number, t: number): void {
+    const len = this.buf.length;
+    const scan = Math.min(SENT_SCAN, len, this.count);
+    for (let k = 1; k <= scan; k++) {
+      let i = (this.head - k + len * 2) % len;
+      if (this.buf[i] !== begin) continue;
+      this.buf[i] = t;
+      // Keep newest-last order: move it past the starts that began before it but are now older.
+      for (let j = k - 1; j >= 1; j--) {
+        const newer = (this.head - j + len * 2) % len;
+        if (this.buf[newer] >= this.buf[i]) break;
+        const x = this.buf[newer];
+        this.buf[newer] = this.buf[i];
+        this.buf[i] = x;
+        i = newer;
+      }
+      return;
+    }
   }
 
   /** The k-th most recent start (k = 1: the latest); −∞ when there is none. */

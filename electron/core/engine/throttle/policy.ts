@@ -136,6 +136,16 @@ export class SlotPolicy {
     if (this.headerPace !== null) headerPaceBegin(this.headerPace, now);
   }
 
+  /**
+   * A request that began at `begin` went onto the wire at `t`: the pacing windows count it from
+   * then (under load the write can come tens of ms after the start, and the server sees the write).
+   */
+  paceSent(begin: number, t: number): void {
+    if (t <= begin) return;
+    if (this.rampup.recent.count > 0) this.rampup.recent.replace(begin, t);
+    if (this.headerPace !== null) this.headerPace.starts.replace(begin, t);
+  }
+
   /** Whether the server's RateLimit headers pace this scope (THROTTLING_RATELIMIT_PACE and a known limit and window). */
   headerPaced(s: Settings): boolean {
     return this.headerPace !== null && this.headerPace.active && s.THROTTLING_RATELIMIT_PACE;
