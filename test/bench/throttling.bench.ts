@@ -10,7 +10,7 @@
 // with remaining 0 (0). Every figure prints the load average beside it.
 //
 // Knobs: BENCH_THROTTLING_PARTS (`overload,limited,short,headers,xheaders,scrapy`, default all),
-// BENCH_THROTTLING_PAGES (pages of the 20/s hosts, 3,000; the X-RateLimit host half that),
+// BENCH_THROTTLING_PAGES (pages of the 20/s hosts, 3,000),
 // BENCH_THROTTLING_SHORT_PAGES (200), BENCH_OVERLOAD_PAGES (pages per overload crawl, 400).
 
 import { spawnSync } from 'node:child_process';
@@ -391,7 +391,7 @@ const LIMITED_CASES: Record<string, LimitedCase> = {
     rateTarget: 98, refusedTarget: 0,
   },
   xheaders: {
-    tag: 'xheaders', title: 'X-RateLimit-header host', address: '127.0.102.4', pages: Math.round(PAGES / 2), limit: 10 * LIMIT, perSeconds: 10,
+    tag: 'xheaders', title: 'X-RateLimit-header host', address: '127.0.102.4', pages: PAGES, limit: 10 * LIMIT, perSeconds: 10,
     headers: 'x-ratelimit', rateTarget: 98, refusedTarget: 0,
   },
 };
