@@ -66,6 +66,7 @@ export interface Settings {
   readonly BACKOFF_JITTER: Randomize;
   readonly BACKOFF_WINDOW: number;
   readonly RAMPUP_BACKOFF_TARGET: number | readonly [number, number];
+  readonly THROTTLING_RATELIMIT_PACE: boolean;
   readonly THROTTLING_WINDOW: number;
   readonly ROBOTSTXT_OBEY: boolean;
   readonly THROTTLING_ROBOTSTXT_OBEY: boolean;
@@ -459,6 +460,9 @@ export const SETTINGS_SCHEMA: readonly SettingSpec[] = [
   spec('RAMPUP_BACKOFF_TARGET', 'Backoff', 'Rampup backoff target',
     'Backoff responses per window that rampup aims for.', 1, rampupTarget,
     'a whole number >= 0, or a pair [min, max] of whole numbers with 0 <= min <= max'),
+  spec('THROTTLING_RATELIMIT_PACE', 'Backoff', 'Pace by RateLimit headers',
+    'Where responses carry RateLimit / X-RateLimit limit, remaining and reset headers, spread requests to one fewer than the limit per window '
+    + 'instead of finding it by refusals (a remaining of 0 blocks until the reset either way).', true, bool, 'true or false'),
   spec('THROTTLING_WINDOW', 'Scopes', 'Quota window (s)', 'Default quota window of a scope.', 60.0, ...secsGt(0)),
   spec('ROBOTSTXT_OBEY', 'robots.txt', 'Obey robots.txt',
     'Skip URLs that robots.txt disallows for the crawl\'s user agent.', true, bool, 'true or false'),

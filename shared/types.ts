@@ -7,9 +7,10 @@ import type { SettingName } from './settings';
 /**
  * Every delay source, and which of them binds a slot's effective delay (SPEC 4.4): `none`, `floor`
  * (DOWNLOAD_DELAY), `autothrottle`, `backoff`, `rampup`, `crawl-delay` (robots.txt), `retry-after`
- * (a Retry-After / RateLimit block), `pin` (the user's pinned delay).
+ * (a Retry-After / RateLimit block), `pin` (the user's pinned delay), `ratelimit` (pacing by the
+ * server's RateLimit / X-RateLimit limit and window, THROTTLING_RATELIMIT_PACE).
  */
-export const DELAY_CAUSES = ['none', 'floor', 'autothrottle', 'backoff', 'rampup', 'crawl-delay', 'retry-after', 'pin'] as const;
+export const DELAY_CAUSES = ['none', 'floor', 'autothrottle', 'backoff', 'rampup', 'crawl-delay', 'retry-after', 'pin', 'ratelimit'] as const;
 
 export type DelayCause = (typeof DELAY_CAUSES)[number];
 
@@ -164,9 +165,10 @@ export type WarningCode = (typeof WARNING_CODES)[number];
 
 /**
  * Codes of the throttle's `info` notes, one per decision worth saying: `backoff-step`, `rampup-cut`,
- * and `retry-after` (a block began; its text says why, e.g. "Retry-After: 2").
+ * `retry-after` (a block began; its text says why, e.g. "Retry-After: 2"), and `ratelimit-pace`
+ * (the server's RateLimit headers pace the scope, or their limit or window changed).
  */
-export const THROTTLE_NOTES = ['backoff-step', 'rampup-cut', 'retry-after'] as const;
+export const THROTTLE_NOTES = ['backoff-step', 'rampup-cut', 'retry-after', 'ratelimit-pace'] as const;
 
 export type ThrottleNote = (typeof THROTTLE_NOTES)[number];
 

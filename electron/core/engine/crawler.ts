@@ -318,6 +318,8 @@ export class Crawler {
     slot.rampup.wMax = 0;
     slot.rampup.startedAt = NaN;
     slot.rampup.cutAt = -Infinity;
+    slot.rampup.margin = 0;
+    slot.rampup.span = 1;
     this.slotChange(slot, 'backoff_reset', old, { level: 0, blockedUntil: null });
     this.scheduler.reschedule(slot);
   }
@@ -596,6 +598,7 @@ export class Crawler {
     // once is still a recorded failure, through completed, not a request in flight forever).
     let handle: DownloadHandle | null = null;
     let finished = false;
+    const begin = slot.lastStart;
     handle = this.downloader.fetch(
       this.downloadRequest(req, slot),
       (res) => {
@@ -604,7 +607,10 @@ export class Crawler {
         this.sizeWarning(req, slot, res);
         this.completed(req, slot, res);
       },
-      (t) => this.scheduler.sent(req, slot, t),
+      (t) => {
+        slot.paceSent(begin, t);
+        this.scheduler.sent(req, slot, t);
+      },
     );
     if (!finished) this.active.add(handle);
   }

@@ -38,7 +38,7 @@ const STATE_RANK: Readonly<Record<SlotState, number>> = { blocked: 0, backoff: 1
 
 /** Causes in the order "slowest reason first" when sorting by what sets the delay. */
 const CAUSE_RANK: Readonly<Record<DelayCause, number>> = {
-  'retry-after': 0, backoff: 1, pin: 2, 'crawl-delay': 3, rampup: 4, autothrottle: 5, floor: 6, none: 7,
+  'retry-after': 0, backoff: 1, pin: 2, 'crawl-delay': 3, ratelimit: 4, rampup: 5, autothrottle: 6, floor: 7, none: 8,
 };
 
 /** "host-2" before "host-10": lower case, digit runs padded. */

@@ -22,6 +22,7 @@ export const CAUSE_WORDS: Readonly<Record<DelayCause, string>> = {
   'crawl-delay': 'crawl-delay',
   'retry-after': 'retry-after',
   pin: 'pinned',
+  ratelimit: 'ratelimit',
 };
 
 /** "0.50 s · autothrottle", "blocked · retry-after". */

@@ -19,7 +19,12 @@ describe('settings schema', () => {
     expect(DEFAULT_SETTINGS.RETRY_HTTP_CODES).toEqual([500, 502, 503, 504, 522, 524, 408, 429]);
     expect(DEFAULT_SETTINGS.RETRY_PRIORITY_ADJUST).toBe(-1);
     expect(DEFAULT_SETTINGS.DOWNLOAD_WARNSIZE).toBe(32 * 1024 ** 2);
-    expect(SETTINGS_SCHEMA).toHaveLength(35);
+    // Issue 17: pacing by a server's RateLimit headers is on by default.
+    expect(DEFAULT_SETTINGS.THROTTLING_RATELIMIT_PACE).toBe(true);
+    expect(SETTINGS_SCHEMA).toHaveLength(36);
+    const bad = applySettings({ THROTTLING_RATELIMIT_PACE: 'sometimes' });
+    expect(bad.ok).toBe(false);
+    if (!bad.ok) expect(bad.errors[0].message).toMatch(/THROTTLING_RATELIMIT_PACE.*sometimes.*true or false/);
     for (const s of SETTINGS_SCHEMA) {
       expect(s.label.length, s.name).toBeGreaterThan(3);
       expect(s.help.length, s.name).toBeGreaterThan(10);

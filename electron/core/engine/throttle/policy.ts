@@ -6,7 +6,16 @@ import { drawFactor, type DownloadSlotOverride, type Randomize, type ScopeSettin
 import { concurrencyLimit, scopeAutoThrottle, scopeConfig, type ScopeAutoThrottleParams } from '../../../../shared/throttle-rules';
 import type { DelayCause } from '../../../../shared/types';
 import { BackoffState, backoffDelay, backoffParams, type BackoffParams } from './backoff';
-import { RampupState, rampupBegin, rampupDelay, type RampupParams } from './rampup';
+import { RampupState, rampupBegin, rampupRate, type RampupParams } from './rampup';
+import { HeaderPace, headerPaceBegin } from './ratelimit';
+
+/**
+ * Share of a paced gap that is kept once a window's worth of starts is known: the window then
+ * holds the rate, and the shorter gap lets a start that a late timer delayed be caught up by the
+ * next ones (a full gap would carry every timer's lateness into the rate). The first window is
+ * spread with the full gap, and the window repeats that spacing.
+ */
+export const CATCH_UP = 0.75;
 
 export class SlotPolicy {
   /** The scope's own delay: AutoThrottle's when it is on, a DOWNLOAD_SLOTS delay, or −1 (follow the live floor). Seconds. */
@@ -16,6 +25,8 @@ export class SlotPolicy {
   pinConcurrency: number | null = null;
   readonly backoff = new BackoffState();
   readonly rampup = new RampupState();
+  /** Pacing by the server's RateLimit headers, made on the first response that carries them. */
+  headerPace: HeaderPace | null = null;
   /** robots.txt Crawl-delay in force (seconds, already capped), or null. */
   crawlDelay: number | null = null;
   /** Quota units taken in the current window, and when that window began (SPEC 5.4). */
@@ -122,6 +133,53 @@ export class SlotPolicy {
     this.lastStart = now;
     this.gapFactor = drawFactor(this.randomization(s), random);
     if (this.rampupParams(s)) rampupBegin(this.rampup, now);
+    if (this.headerPace !== null) headerPaceBegin(this.headerPace, now);
+  }
+
+  /**
+   * A request that began at `begin` went onto the wire at `t`: the pacing windows count it from
+   * then (under load the write can come tens of ms after the start, and the server sees the write).
+   */
+  paceSent(begin: number, t: number): void {
+    if (t <= begin) return;
+    if (this.rampup.recent.count > 0) this.rampup.recent.replace(begin, t);
+    if (this.headerPace !== null) this.headerPace.starts.replace(begin, t);
+  }
+
+  /** Whether the server's RateLimit headers pace this scope (THROTTLING_RATELIMIT_PACE and a known limit and window). */
+  headerPaced(s: Settings): boolean {
+    return this.headerPace !== null && this.headerPace.active && s.THROTTLING_RATELIMIT_PACE;
+  }
+
+  /** Rampup's window: at most round(rate × span) starts in that many / rate seconds; −∞ before any start. */
+  private rampupWindowReadyAt(rp: RampupParams): number {
+    const r = this.rampup;
+    if (this.lastStart === -Infinity) return -Infinity;
+    const rate = rampupRate(r, this.lastStart, rp);
+    const n = Math.max(1, Math.round(rate * r.span));
+    return r.recent.windowReadyAt(n, (n / rate) * 1000);
+  }
+
+  /** Rampup's gap (s): 1 / rate. */
+  private rampupGap(rp: RampupParams): number {
+    return 1 / rampupRate(this.rampup, this.rampupTime(), rp);
+  }
+
+  /**
+   * Whether the binding delay is a paced one (RateLimit headers or rampup) whose window already
+   * holds a window's worth of starts: the gap may then shrink to CATCH_UP of itself, the window
+   * keeping the rate.
+   */
+  private windowHolds(s: Settings, delay: number): boolean {
+    if (this.headerPaced(s)) {
+      const hp = this.headerPace!;
+      return hp.gapSeconds() === delay && hp.starts.nth(hp.perWindow()) > -Infinity;
+    }
+    const rp = this.rampupParams(s);
+    if (!rp || this.lastStart === -Infinity) return false;
+    const rate = rampupRate(this.rampup, this.lastStart, rp);
+    if (1 / rate !== delay) return false;
+    return this.rampup.recent.nth(Math.max(1, Math.round(rate * this.rampup.span))) > -Infinity;
   }
 
   concurrency(s: Settings): number {
@@ -157,7 +215,9 @@ export class SlotPolicy {
     let delay = this.delaySeconds(s);
     let cause: DelayCause;
     const rp = this.rampupParams(s);
-    if (rp && rampupDelay(this.rampup, this.rampupTime(now), rp) === delay) cause = 'rampup';
+    const paced = this.headerPaced(s);
+    if (paced && this.headerPace!.gapSeconds() === delay) cause = 'ratelimit';
+    else if (rp && !paced && this.rampupGap(rp) === delay) cause = 'rampup';
     else if (this.backoff.level > 0 && backoffDelay(this.backoff, this.backoffParams(s)) === delay) cause = 'backoff';
     else if (this.crawlDelay !== null && this.crawlDelay === delay) cause = 'crawl-delay';
     else if (this.pinDelay !== null) cause = 'pin';
@@ -187,10 +247,16 @@ export class SlotPolicy {
       const b = backoffDelay(this.backoff, this.backoffParams(s));
       if (b > d) d = b;
     }
-    const rp = this.rampupParams(s);
-    if (rp) {
-      const r = rampupDelay(this.rampup, this.rampupTime(), rp);
-      if (r > d) d = r;
+    if (this.headerPaced(s)) {
+      // The server's own limit replaces rampup's search for it.
+      const h = this.headerPace!.gapSeconds();
+      if (h > d) d = h;
+    } else {
+      const rp = this.rampupParams(s);
+      if (rp) {
+        const r = this.rampupGap(rp);
+        if (r > d) d = r;
+      }
     }
     return d;
   }
@@ -217,9 +283,22 @@ export class SlotPolicy {
    * a Retry-After / RateLimit block is waited out whole.
    */
   gapReadyAt(s: Settings): number {
-    let gap = this.delaySeconds(s) * 1000 * this.gapFactor;
+    const delay = this.delaySeconds(s);
+    let gap = delay * 1000 * this.gapFactor;
+    if (this.windowHolds(s, delay)) gap *= CATCH_UP;
     if (this.crawlDelay !== null && gap < this.crawlDelay * 1000) gap = this.crawlDelay * 1000;
-    const t = this.lastStart + gap;
+    let t = this.lastStart + gap;
+    // The pacing windows: never more in a window than its rate allows, whatever the gaps were.
+    if (this.headerPaced(s)) {
+      const w = this.headerPace!.readyAt();
+      if (w > t) t = w;
+    } else {
+      const rp = this.rampupParams(s);
+      if (rp) {
+        const w = this.rampupWindowReadyAt(rp);
+        if (w > t) t = w;
+      }
+    }
     return this.backoff.blockedUntil > t ? this.backoff.blockedUntil : t;
   }
 }

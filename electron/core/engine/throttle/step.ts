@@ -8,7 +8,8 @@ import type { ChangeSource, DelayCause, ThrottleNote } from '../../../../shared/
 import { autothrottleApplies, autothrottleNextDelay } from './autothrottle';
 import { backoffDelay, blockFromHeaders, isFeedback, recover, stepUp, type Block } from './backoff';
 import type { SlotPolicy } from './policy';
-import { rampupFeedback, rampupRate } from './rampup';
+import { rampupFeedback, rampupRate, type RefusalHint } from './rampup';
+import { HeaderPace, headerPaceBegin, headerPaceUpdate, rateLimitInfo } from './ratelimit';
 
 type Headers = Readonly<Record<string, string | string[]>> | null;
 
@@ -96,6 +97,13 @@ function actualCost(x: ResponseFeedback, key: string, header: string | undefined
   return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
+/** What a feedback response says about the limit: a 429, or a wait it names (Retry-After, a RateLimit reset), and how long. */
+function refusalHint(x: ResponseFeedback, now: number): RefusalHint {
+  const block = x.block !== undefined ? x.block : x.status !== null ? blockFromHeaders(x.headers ?? null, x.status, now, Infinity, true) : null;
+  const waitS = block ? Math.max(0, (block.until - now) / 1000) : null;
+  return { limit: x.status === 429 || waitS !== null, waitS };
+}
+
 /** Feeds one response to one scope's policy; returns the decision. Cancelled downloads feed nothing but AutoThrottle's skip. */
 export function throttleStep(p: SlotPolicy, x: ResponseFeedback, s: Settings): ThrottleDecision {
   const delayBefore = p.delaySeconds(s);
@@ -117,11 +125,29 @@ export function throttleStep(p: SlotPolicy, x: ResponseFeedback, s: Settings): T
     const level = b.level;
     const rp = p.rampupParams(s);
     const what = x.status ?? x.errorKind;
+    // The server's RateLimit headers: learn its limit and window (the pacing itself is policy.ts's).
+    const info = x.headers && s.THROTTLING_RATELIMIT_PACE ? rateLimitInfo(x.headers, now) : null;
+    if (info !== null) {
+      let hp = p.headerPace;
+      if (hp === null) {
+        hp = p.headerPace = new HeaderPace();
+        headerPaceBegin(hp, x.startedAt);
+      }
+      const wasActive = hp.active;
+      const wasLimit = hp.limit;
+      const wasWindow = hp.windowMs;
+      // A note when the pacing begins, or its limit or window (by a tenth or more) changes.
+      if (headerPaceUpdate(hp, info, x.startedAt, now) && hp.active &&
+        (!wasActive || hp.limit !== wasLimit || Math.abs(hp.windowMs - wasWindow) >= wasWindow / 10)) {
+        notes = add(notes, { code: 'ratelimit-pace', text: `${p.key} paced by its rate-limit headers: ${hp.perWindow()} per ${(hp.spanMs() / 1000).toFixed(2)} s ` +
+          `(limit ${hp.limit} per ${(hp.windowMs / 1000).toFixed(2)} s${hp.fromPolicy ? ' as its policy says' : ' as its resets bound it'}, one kept in reserve)` });
+      }
+    }
     if (rp) {
       // Rampup replaces stepwise backoff: a cut of the learned rate, once per burst.
       if (feedback) {
         const before = rampupRate(p.rampup, now, rp);
-        if (rampupFeedback(p.rampup, x.startedAt, now, rp)) {
+        if (rampupFeedback(p.rampup, x.startedAt, now, rp, refusalHint(x, now))) {
           const after = rampupRate(p.rampup, now, rp);
           changes = add(changes, { setting: 'rampup_rate', source: 'rampup', oldValue: before, newValue: after });
           notes = add(notes, { code: 'rampup-cut', text: `rampup on ${p.key}: ${what} at ${before.toFixed(2)} req/s; now ${after.toFixed(2)} req/s, climbing back` });

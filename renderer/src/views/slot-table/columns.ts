@@ -80,6 +80,7 @@ const CAUSE_SHORT: Readonly<Record<DelayCause, string>> = {
   'crawl-delay': 'Crawl-delay',
   'retry-after': 'Retry-After',
   pin: 'pinned by hand',
+  ratelimit: 'RateLimit headers',
 };
 
 /** What each cause means, for the cell's title. */
@@ -92,6 +93,7 @@ const CAUSE_LONG: Readonly<Record<DelayCause, string>> = {
   'crawl-delay': 'the Crawl-delay of robots.txt is the largest',
   'retry-after': 'the server asked to wait (Retry-After) and the slot is blocked until then',
   pin: 'a delay pinned by hand replaces the learned one',
+  ratelimit: 'the server\'s RateLimit headers (limit per window) pace the slot: one fewer than the limit per window, spread evenly',
 };
 
 /** "backoff, level 2", "Retry-After", "AutoThrottle": the binding cause in the row's words. */
