@@ -6,6 +6,10 @@
 import type { DownloadSlotOverride, Settings } from '../../../shared/settings';
 import { drawFactor } from '../../../shared/settings';
 import { SlotPolicy } from '../engine/throttle/policy';
+import { HeaderPace } from '../engine/throttle/ratelimit';
+
+/** State fields that are null until needed, with the class they hold then. */
+const NULLABLE: Readonly<Record<string, new () => object>> = { headerPace: HeaderPace };
 
 /** Fields that are not state: identity, and caches rebuilt from the settings. */
 const NOT_STATE = new Set(['key', 'override', 'lastStart', 'cfgFor', 'cfg', 'backoffP', 'atP', 'rampupP']);
@@ -51,11 +55,21 @@ function assignInto(into: Record<string, unknown>, from: Record<string, unknown>
     if (NOT_STATE.has(k) || !(k in into)) continue;
     const cur = into[k];
     if (cur instanceof Float64Array && raw && typeof raw === 'object' && '$runs' in raw) {
+      const rs = (raw as { $runs: [unknown, number][] }).$runs;
+      // A ring that grew (StartRing.reserve) comes back at its size.
+      const size = rs.reduce((n, r) => n + r[1], 0);
+      const arr = size === cur.length ? cur : new Float64Array(size);
       let i = 0;
-      for (const [x, n] of (raw as { $runs: [unknown, number][] }).$runs) {
+      for (const [x, n] of rs) {
         const value = Number(decodeNumber(x));
-        for (let k = 0; k < n && i < cur.length; k++) cur[i++] = value;
+        for (let k = 0; k < n; k++) arr[i++] = value;
       }
+      into[k] = arr;
+    } else if (cur === null && raw !== null && typeof raw === 'object' && Object.hasOwn(NULLABLE, k)) {
+      // A part of the state made on demand (header pacing): rebuilt as its class, then filled.
+      const made = new NULLABLE[k]!() as unknown as Record<string, unknown>;
+      assignInto(made, raw as Record<string, unknown>);
+      into[k] = made;
     } else if (cur !== null && typeof cur === 'object' && raw !== null && typeof raw === 'object' && !('$n' in raw)) {
       assignInto(cur as Record<string, unknown>, raw as Record<string, unknown>);
     } else {

@@ -684,11 +684,12 @@ export async function commitSlot(r: Redis, P: string, slot: string, token: strin
 }
 
 /**
- * Whether a slot's gap draws nothing (no randomization, or no delay to randomize; no rampup): its
+ * Whether a slot's gap draws nothing (no randomization, or no delay to randomize; no rampup, no header pacing): its
  * starts need no draw committed, so RESERVE commits them itself. Its factor is then 1 for good.
  */
 function deterministic(p: SlotPolicy, s: Settings): boolean {
-  if (p.rampupParams(s)) return false;
+  // Rampup and the server's RateLimit pacing place a start by a window of earlier starts, not a gap.
+  if (p.rampupParams(s) || p.headerPace !== null) return false;
   if (p.randomization(s) !== false && p.delaySeconds(s) > 0) return false;
   p.gapFactor = 1;
   return true;
