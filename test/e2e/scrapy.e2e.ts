@@ -57,7 +57,7 @@ test('a Scrapy crawl in the console: live slots, a slot paused from its row, sto
   await waitForText(page.getByTestId('crawl-status'), 'running');
   assert.equal(await textOf(page.locator('.crawl-title').getByTestId('crawl-source')), 'Scrapy');
   for (const host of Object.keys(HOSTS)) await slotRow(page, host).waitFor({ timeout: 20_000 });
-  await waitFor(async () => (await numberOf(slotCell(page, 'books.example.test', 'requests'))) >= 15, 'traffic on books.example.test', 30_000);
+  await waitFor(async () => (await numberOf(slotCell(page, 'books.example.test', 'requests'))) >= 15, 'traffic on books.example.test', 60_000);
 
   // Steer it from the table: pause one slot; the spider holds its requests and the row says so.
   await page.getByRole('button', { name: 'Pause slot docs.example.test' }).click();

@@ -57,10 +57,12 @@ test('a waiting slot\'s next start counts down in its row while the host sends n
   const stack = await startStack(t, { hosts: { 'slow.test': { address: '127.0.30.14', pages: 20, latency_ms: 5 } } }, [
     { name: 'e2e countdown', settings: { DOWNLOAD_DELAY: 4, RANDOMIZE_DOWNLOAD_DELAY: false, AUTOTHROTTLE_ENABLED: false, ROBOTSTXT_OBEY: false } },
   ]);
-  const sent: { at: number; requests: number }[] = [];
+  const sent: { at: number; requests: number; row: string }[] = [];
   const off = stack.core.subscribe((event, payload) => {
     if (event !== 'slots.update') return;
-    for (const r of (payload as AppEvents['slots.update']).rows) if (r[0] === 'slow.test') sent.push({ at: Date.now(), requests: r[SLOT_COLUMNS.indexOf('requests')] as number });
+    for (const r of (payload as AppEvents['slots.update']).rows) {
+      if (r[0] === 'slow.test') sent.push({ at: Date.now(), requests: r[SLOT_COLUMNS.indexOf('requests')] as number, row: JSON.stringify(r) });
+    }
   });
   t.defer(off);
   const p = await openPage(t, stack.server.url);
@@ -83,9 +85,12 @@ test('a waiting slot\'s next start counts down in its row while the host sends n
   assert.equal(await numberOf(slotCell(page, 'slow.test', 'requests')), 1, 'no second request yet');
   // Counted down by the time that passed (0.1 s steps, a tick of slack either side).
   assert.ok(Math.abs(first - second - waited) <= 0.25, `counted down ${first} → ${second} s in ${waited} s`);
-  // The host sent the waiting row once: the countdown is the page's own.
-  const whileWaiting = sent.filter((x) => x.requests === 1 && x.at >= t0);
-  assert.deepEqual(whileWaiting, [], `the host re-sent the unchanged row ${whileWaiting.length} times while it waited`);
+  // The host never re-sent the waiting row unchanged: the countdown is the page's own. (A row that
+  // still changed, e.g. the response's figures landing a tick after its state on a loaded machine,
+  // may come late; a copy of the one before it may not.)
+  const resent = sent.filter((x, i) => x.requests === 1 && x.at >= t0 && i > 0 && sent[i - 1]!.row === x.row);
+  assert.deepEqual(resent, [], `the host re-sent the unchanged row ${resent.length} times while it waited`);
+  assert.ok(sent.filter((x) => x.requests === 1 && x.at >= t0).length <= 1, 'at most one late change of the waiting row');
   await waitFor(async () => (await numberOf(slotCell(page, 'slow.test', 'requests'))) === 2, 'the second request when the countdown ends', 5000);
   assertNoPageErrors(p);
 });
