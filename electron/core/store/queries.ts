@@ -7,6 +7,7 @@ import type {
 import { openDatabase, timed } from './database';
 import type { HistoryPoint, QueuedRequest, RequestPage, RetentionSettings, ScatterPoint, ScrapyStats } from '../../../shared/contract';
 import { createRequestReader, type RequestQuery } from './request-queries';
+import { RESPONSE_COLUMNS, toResponse } from './response-row';
 import { createScrapyStatsReader } from './scrapy-stats';
 import { LEVELS, registerSeriesFunctions } from './aggregates';
 import { readRetention } from './retention';
@@ -168,10 +169,6 @@ export interface HistoryReader {
 
 type Row = unknown[];
 
-const RESPONSE_COLUMNS = `r.t, r.started_at, r.wait_ms, s.key, r.url, r.method, r.status, r.latency, r.download_time,
-  r.bytes, r.in_flight, r.delay_before, r.delay_after, r.delay_cause, r.backoff_level, r.reused, r.error_kind,
-  r.error_message, r.depth, r.content_type`;
-
 const SERIES_COLUMNS = `bucket, requests, responses, s2xx, s3xx, s4xx, s5xx, s429, failures,
   CASE WHEN latency_n > 0 THEN latency_sum / latency_n END, latency_max,
   CASE WHEN requests > 0 THEN delay_sum / requests ELSE 0 END, bytes,
@@ -213,30 +210,6 @@ function levelFor(span: number): number {
   return 0;
 }
 
-function toResponse(r: Row): ResponseRecord {
-  return {
-    t: r[0] as number,
-    startedAt: r[1] as number,
-    waitMs: r[2] as number,
-    slot: r[3] as string,
-    url: r[4] as string,
-    method: r[5] as string,
-    status: r[6] as number | null,
-    latency: r[7] as number | null,
-    downloadTime: r[8] as number | null,
-    bytes: r[9] as number,
-    inFlight: r[10] as number,
-    delayBefore: r[11] as number,
-    delayAfter: r[12] as number,
-    delayCause: r[13] as DelayCause,
-    backoffLevel: r[14] as number,
-    reused: r[15] === null ? null : r[15] === 1,
-    errorKind: r[16] as FailureKind | null,
-    errorMessage: r[17] as string | null,
-    depth: r[18] as number,
-    contentType: r[19] as string | null,
-  };
-}
 
 function fromJson(v: unknown): unknown {
   return v === null ? undefined : JSON.parse(v as string);

@@ -4,8 +4,8 @@
 
 import type { Database, Statement } from 'better-sqlite3';
 import type { QueuedRequest, RequestClass, RequestCursor, RequestFilter, RequestOrder, RequestPage, RequestRow } from '../../../shared/contract';
-import type { DelayCause, FailureKind } from '../../../shared/types';
 import { timed } from './database';
+import { RESPONSE_COLUMNS, toResponse } from './response-row';
 
 /** What 'requests.page' asks of the store, checked by dispatch. */
 export interface RequestQuery {
@@ -25,37 +25,12 @@ const SCAN_BUDGET_MS = 60;
 /** 0005's partial index condition, word for word (SQLite uses the index only when the query repeats it). */
 const ODD = '(status IS NULL OR status >= 300)';
 
-const COLUMNS = `r.id, r.t, r.started_at, r.wait_ms, s.key, r.url, r.method, r.status, r.latency, r.download_time,
-  r.bytes, r.in_flight, r.delay_before, r.delay_after, r.delay_cause, r.backoff_level, r.reused, r.error_kind,
-  r.error_message, r.depth, r.content_type, r.attempt`;
+const COLUMNS = `r.id, ${RESPONSE_COLUMNS}, r.attempt`;
 
 type Row = unknown[];
 
 function toRow(r: Row): RequestRow {
-  return {
-    id: r[0] as number,
-    t: r[1] as number,
-    startedAt: r[2] as number,
-    waitMs: r[3] as number,
-    slot: r[4] as string,
-    url: r[5] as string,
-    method: r[6] as string,
-    status: r[7] as number | null,
-    latency: r[8] as number | null,
-    downloadTime: r[9] as number | null,
-    bytes: r[10] as number,
-    inFlight: r[11] as number,
-    delayBefore: r[12] as number,
-    delayAfter: r[13] as number,
-    delayCause: r[14] as DelayCause,
-    backoffLevel: r[15] as number,
-    reused: r[16] === null ? null : r[16] === 1,
-    errorKind: r[17] as FailureKind | null,
-    errorMessage: r[18] as string | null,
-    depth: r[19] as number,
-    contentType: r[20] as string | null,
-    attempt: r[21] as number,
-  };
+  return { id: r[0] as number, ...toResponse(r.slice(1)), attempt: r[21] as number };
 }
 
 /** The statuses of a class as a half-open range [lo, hi), or null for `failed` (no status). */
