@@ -16,6 +16,7 @@ import { assertNoneOpen, openShared, Recorder } from './recorder';
 import { connectRedis, SharedCrawlError, closeRedis } from './redis';
 import { sharedUnsupported, SharedWorker, type QueuedRequest as QueuedInRedis, type StreamedRecord } from './worker';
 import { AppRefusal, refuse } from '../app-refusal';
+import { countResponse, emptySlotFigures, type SlotFigures } from '../slot-figures';
 
 /** How often the slot rows are read from Redis (the slot table's at most 10 updates a second). */
 const SLOTS_MS = 250;
@@ -38,20 +39,6 @@ export interface SharedCrawlsOptions {
   readonly log: (line: string) => void;
   /** This host's worker name (default recorder@HOST). */
   readonly name?: string;
-}
-
-interface SlotFigures {
-  requests: number;
-  s2xx: number;
-  s3xx: number;
-  s4xx: number;
-  s5xx: number;
-  s429: number;
-  failures: number;
-  bytes: number;
-  lastLatency: number | null;
-  latencySum: number;
-  latencyCount: number;
 }
 
 const round = (x: number, digits = 4) => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -95,7 +82,7 @@ class LiveShared {
   figure(slot: string): SlotFigures {
     let f = this.figures.get(slot);
     if (!f) {
-      f = { requests: 0, s2xx: 0, s3xx: 0, s4xx: 0, s5xx: 0, s429: 0, failures: 0, bytes: 0, lastLatency: null, latencySum: 0, latencyCount: 0 };
+      f = emptySlotFigures();
       this.figures.set(slot, f);
     }
     return f;
@@ -105,28 +92,14 @@ class LiveShared {
   add(rec: StreamedRecord): void {
     const r = rec.resp;
     if (!r) return;
-    const f = this.figure(r.slot);
-    f.requests++;
-    f.bytes += r.bytes;
+    countResponse(this.figure(r.slot), r);
     this.bytes += r.bytes;
-    if (r.latency !== null) {
-      f.lastLatency = r.latency;
-      f.latencySum += r.latency;
-      f.latencyCount++;
-    }
     if (r.status === null) {
-      f.failures++;
       this.failures++;
       return;
     }
     this.responses++;
     this.byStatus[r.status] = (this.byStatus[r.status] ?? 0) + 1;
-    const k = Math.floor(r.status / 100);
-    if (k === 2) f.s2xx++;
-    else if (k === 3) f.s3xx++;
-    else if (k === 4) f.s4xx++;
-    else if (k === 5) f.s5xx++;
-    if (r.status === 429) f.s429++;
   }
 
   tuple(slot: SharedSlot, now: number): SlotTuple {

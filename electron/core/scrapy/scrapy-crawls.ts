@@ -4,6 +4,7 @@
 // the spider in the answers to its batches, each recorded once in the change journal when applied.
 
 import { AppRefusal, refuse } from '../app-refusal';
+import { countResponse, emptySlotFigures, type SlotFigures } from '../slot-figures';
 import type {
   AppError, AppEvents, CrawlInfo, CrawlStatsWire, EventName, Method, Params, Result, SlotTuple,
 } from '../../../shared/contract';
@@ -52,19 +53,8 @@ export function isScrapyConfig(config: unknown): boolean {
   return typeof config === 'object' && config !== null && typeof (config as { scrapy?: unknown }).scrapy === 'object';
 }
 
-interface LiveSlot {
+interface LiveSlot extends SlotFigures {
   wire: WireSlot | null;
-  requests: number;
-  s2xx: number;
-  s3xx: number;
-  s4xx: number;
-  s5xx: number;
-  s429: number;
-  failures: number;
-  bytes: number;
-  lastLatency: number | null;
-  latencySum: number;
-  latencyCount: number;
   lastDelay: number;
   lastCause: DelayCause;
 }
@@ -113,8 +103,7 @@ class ScrapyCrawl {
   slot(key: string): LiveSlot {
     let s = this.slots.get(key);
     if (!s) {
-      s = { wire: null, requests: 0, s2xx: 0, s3xx: 0, s4xx: 0, s5xx: 0, s429: 0, failures: 0, bytes: 0, lastLatency: null,
-        latencySum: 0, latencyCount: 0, lastDelay: 0, lastCause: 'none' };
+      s = { ...emptySlotFigures(), wire: null, lastDelay: 0, lastCause: 'none' };
       this.slots.set(key, s);
     }
     return s;
@@ -286,28 +275,14 @@ export class ScrapyCrawls {
       if (r.debug) w.recordEvent(id, { t: r.t, slot: r.slot, kind: 'debug', code: 'autothrottle', text: recordDebugLine(record) });
       if (r.errorKind !== null) w.recordEvent(id, { t: r.t, slot: r.slot, kind: 'error', code: r.errorKind, text: `${r.url}: ${r.errorKind}: ${r.errorMessage ?? ''}` });
       const s = crawl.slot(r.slot);
-      s.requests++;
+      countResponse(s, r);
       s.lastDelay = r.delayAfter;
       s.lastCause = r.delayCause;
-      s.bytes += r.bytes;
       crawl.bytes += r.bytes;
-      if (r.latency !== null) {
-        s.lastLatency = r.latency;
-        s.latencySum += r.latency;
-        s.latencyCount++;
-      }
-      if (r.status === null) {
-        s.failures++;
-        crawl.failures++;
-      } else {
+      if (r.status === null) crawl.failures++;
+      else {
         crawl.responses++;
         crawl.byStatus[r.status] = (crawl.byStatus[r.status] ?? 0) + 1;
-        const k = Math.floor(r.status / 100);
-        if (k === 2) s.s2xx++;
-        else if (k === 3) s.s3xx++;
-        else if (k === 4) s.s4xx++;
-        else if (k === 5) s.s5xx++;
-        if (r.status === 429) s.s429++;
       }
     }
     for (const e of b.events) {
