@@ -62,4 +62,49 @@ describe.skipIf(!hasRedis)('a shared crawl', () => {
     expect(Object.keys(summary.workers).sort()).toEqual(['rec', 'w1', 'w2', 'w3']);
     for (const n of Object.values(summary.workers)) expect(n).toBeGreaterThan(0);
   }, 120_000);
+
+  it('a host paced by its RateLimit headers: no refusal at the site, and its pacing window counts each request from its send', async () => {
+    const host = 'paced.test';
+    const pages = 50;
+    const port = await freePort();
+    const ext = await externalSite({
+      port,
+      hosts: { [host]: { address: '127.0.103.40', pages, latency_ms: 20, rate_limit: { requests: 20, per_seconds: 1, status: 429, retry_after: 1, headers: 'ratelimit' } } },
+    });
+    const redis = await startRedis();
+    const db = join(freshDir(), 'h.sqlite');
+    const config = configFile({
+      name: 'paced', seeds: Array.from({ length: pages }, (_, i) => (i === 0 ? `${ext.origin(host)}/` : `${ext.origin(host)}/page/${i}`)), resolve: ext.resolve,
+      settings: { ROBOTSTXT_OBEY: false },
+    });
+    const rec = slotscope(['crawl', '--config', config, '--db', db, '--redis', redis.url, '--name', 'rec']);
+    const worker = slotscope(['worker', '--redis', redis.url, '--name', 'w1']);
+    expect(await rec.exited, rec.stderr).toBe(0);
+    expect(await worker.exited, worker.stderr).toBe(0);
+    const s = await ext.finish();
+    const log = arrivals(s, host, { robots: false });
+    expect(log).toHaveLength(pages);
+    expect(log.filter((e) => e.status !== 200), 'refused at the site').toEqual([]);
+    // The slot's state in Redis: header pacing's ring of starts holds each request's send, later
+    // than its start (the engine's paceSent); a ring of the starts themselves undercounts the
+    // server's window by every send's lateness.
+    const key = redis.cli('--scan', '--pattern', 'ss:c:*:s:*').split('\n').filter((k) => k !== '');
+    expect(key).toHaveLength(1);
+    const pol = JSON.parse(redis.cli('HGET', key[0], 'pol')) as { headerPace: { starts: { buf: { $runs: [unknown, number][] } } } | null };
+    expect(pol.headerPace, 'header pacing in the shared state').not.toBeNull();
+    const ring = pol.headerPace!.starts.buf.$runs.map(([v]) => v).filter((v): v is number => typeof v === 'number');
+    expect(ring.length).toBeGreaterThanOrEqual(20);
+    const sql = new Database(db, { readonly: true });
+    const starts = (sql.prepare('SELECT started_at AS t FROM responses').all() as { t: number }[]).map((r) => r.t);
+    sql.close();
+    expect(starts).toHaveLength(pages);
+    // The one exception is the engine's own: header pacing begins at the first response that says
+    // a limit, with its request's start (as the one-process engine does), the ring's oldest entry.
+    const seed = Math.min(...ring);
+    const later = ring.filter((v) => v !== seed);
+    const atAStart = later.filter((v) => starts.some((t) => Math.abs(t - v) < 0.001));
+    expect(atAStart, 'ring entries still at a request\'s start, not its send').toEqual([]);
+    // Each entry is a send: after some request's start, by less than a second.
+    for (const v of later) expect(starts.some((t) => v > t && v - t < 1000), String(v)).toBe(true);
+  }, 120_000);
 });

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis';
 import { hostname } from 'node:os';
 import { applySettings, type Settings } from '../../../shared/settings';
 import type { ChangeRecord, EventRecord, ResponseRecord } from '../../../shared/types';
-import { createRealClock } from '../clock';
+import { createRealClock, realNow } from '../clock';
 import { parseCrawlConfig, type CrawlConfig } from '../engine/crawl-config';
 import { Downloader, type DownloadRequest, type DownloadResult } from '../engine/downloader';
 import { canonicalKey, Frontier, hostOf, parseCrawlUrl, requestTarget } from '../engine/frontier';
@@ -87,6 +87,10 @@ interface Reserved {
   /** The slot's state version this worker's start wrote, and that state: its end may commit without the lock while it holds. */
   version?: number;
   started?: SlotPolicy;
+  /** When the reservation's reply came, on this process's clock (realNow). */
+  readonly at: number;
+  /** When its request went onto the wire, on Redis's clock (the pacing windows count it from then). */
+  sentAt?: number;
 }
 
 export interface SharedWorkerOptions {
@@ -313,15 +317,16 @@ export class SharedWorker {
   }
 
   private async reserve(max: number): Promise<{ count: number; queued: number; leases: number; nextDue: number | null; now: number }> {
-    const t0 = Date.now();
+    // The downloader's clock (sub-millisecond), which the offset converts.
+    const t0 = realNow();
     const out = (await script(this.r, 'ssReserve', [this.P, this.name, max, LOCK_MS])) as string[];
-    const t1 = Date.now();
+    const t1 = realNow();
     const now = Number(out[0]);
     this.clockSample(now, t0, t1);
     const got: Reserved[] = [];
     for (let i = 5; i + 6 < out.length; i += 7) {
       got.push({
-        slot: out[i]!, token: out[i + 1]!, q: JSON.parse(out[i + 2]!) as QueuedRequest, policy: out[i + 3]!, score: out[i + 4]!, now,
+        slot: out[i]!, token: out[i + 1]!, q: JSON.parse(out[i + 2]!) as QueuedRequest, policy: out[i + 3]!, score: out[i + 4]!, now, at: t1,
         inflight: Number(out[i + 5]), det: out[i + 6] ? Number(out[i + 6]) : 0,
       });
     }
@@ -428,7 +433,12 @@ export class SharedWorker {
         void this.completed(g, req, res, robotsFetch).catch((e: unknown) => this.log(`${this.name}: ${req.url}: ${(e as Error).message}`));
       },
       // A slot without any gap (nothing drawn, none to keep) does not wait for this send: no SENT (RESERVE knew).
-      g.det > 0 && gapMs === 0 && sentFree ? undefined : () => void script(this.r, 'ssSent', [this.P, g.slot, gapMs.toFixed(3), g.token]).catch(() => undefined),
+      g.det > 0 && gapMs === 0 && sentFree ? undefined : (t) => {
+        // Redis's clock at the reservation plus the time since its reply: never before the start,
+        // and short of the true send only by the reply's transit.
+        g.sentAt = g.now + (t - g.at);
+        void script(this.r, 'ssSent', [this.P, g.slot, gapMs.toFixed(3), g.token]).catch(() => undefined);
+      },
     );
     if (!done) this.active.add(handle);
   }
@@ -496,6 +506,9 @@ export class SharedWorker {
   private outcome(g: Reserved, req: CrawlRequest, res: DownloadResult, robots: RobotsAnswer | null, policy: SlotPolicy, now: number, inflight: number): CommitArgs {
     const s = this.settings;
     const cancelled = res.errorKind === 'cancelled';
+    // As the one-process engine's paceSent: rampup's and header pacing's windows count this request
+    // from its send, which the server sees (it can come tens of ms after the start under load).
+    if (g.sentAt !== undefined) policy.paceSent(g.now, g.sentAt);
     const d = throttleStep(policy, {
       t: res.endedAt, startedAt: res.startedAt, status: res.status, errorKind: res.errorKind, latency: res.latency,
       inFlight: inflight, meta: req.meta, headers: res.headers, url: req.url,
@@ -644,9 +657,9 @@ export async function editSlot(
   for (let attempt = 0; ; attempt++) {
     let got: string[];
     try {
-      const t0 = Date.now();
+      const t0 = realNow();
       got = (await script(r, 'ssLock', [P, slot, token, LOCK_MS])) as string[];
-      if (got.length > 0) clock?.(Number(got[0]), t0, Date.now());
+      if (got.length > 0) clock?.(Number(got[0]), t0, realNow());
     } catch (e) {
       if (!isConnectionError(e)) throw e;
       await new Promise((res) => setTimeout(res, 200));
