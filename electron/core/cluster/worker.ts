@@ -51,6 +51,9 @@ export interface StreamedRecord {
 }
 
 /** Settings a shared crawl cannot honour yet, refused by name when it is created. */
+/** Links a worker remembers handing to Redis (about 100 B each: 20 MB at most). */
+export const HANDED_OVER_MAX = 200_000;
+
 export function sharedUnsupported(c: CrawlConfig): string[] {
   const s = c.settings;
   const out: string[] = [];
@@ -494,6 +497,8 @@ export class SharedWorker {
         await this.underLock(g.slot, (policy, now, inflight) => (done = this.outcome(g, req, res, robots, policy, now, inflight)));
       }
       for (const k of (done as CommitArgs | null)?.onceKeys ?? []) this.warned.add(k);
+      // Only a saving (Redis de-duplicates): forgotten at HANDED_OVER_MAX, so a long crawl's worker stays bounded.
+      if (this.handedOver.size > HANDED_OVER_MAX) this.handedOver.clear();
       for (const k of (done as CommitArgs | null)?.seenKeys ?? []) this.handedOver.add(k);
       if (res.status !== null) this.responses++;
     } finally {
