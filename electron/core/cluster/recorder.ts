@@ -216,6 +216,8 @@ export class Recorder {
     private readonly log: (line: string) => void,
     /** Each record as it is committed (the console's live rows). */
     private readonly onRecord?: (rec: StreamedRecord) => void,
+    /** Each event the recorder itself records (a worker lost), once stored: the console's live warnings. */
+    private readonly onEvent?: (e: EventRecord) => void,
   ) {
     this.settings = settings;
     r.on('ready', () => void (this.connectedSince = Date.now()));
@@ -323,6 +325,7 @@ export class Recorder {
         text: `worker ${dead} stopped answering (no heartbeat for ${HEARTBEAT_TTL_MS / 1000} s); its requests in flight go back to the queue (${requeued} in all) and are fetched once more` };
       this.w.recordEvent(this.crawlId, e);
       this.log(eventLogLine(e));
+      this.onEvent?.(e);
     }
   }
 

@@ -192,7 +192,9 @@ export class SharedCrawls {
     const rr = await connectRedis(this.o.redis, { name: `slotscope ${this.name} recorder`, log: this.o.log });
     const wr = await connectRedis(this.o.redis, { name: `slotscope ${this.name} fetcher`, log: this.o.log });
     let live: LiveShared | null = null;
-    const recorder = new Recorder(rr, opened.prefix, w, id, config.settings, this.o.log, (rec) => live && this.recorded(live, rec));
+    const recorder = new Recorder(rr, opened.prefix, w, id, config.settings, this.o.log, (rec) => live && this.recorded(live, rec),
+      // A worker lost: said to every open console at once, as the workers' own warnings are.
+      (e) => this.o.emit('warning', { crawlId: id, event: e }));
     const worker = new SharedWorker({ redis: wr, prefix: opened.prefix, name: this.name, log: this.o.log });
     const c = (live = new LiveShared(id, config.name, createdAt, opened.startedAt, opened.sid, new SharedControl(this.r, opened.prefix), config, recorder, rr, worker));
     this.byId.set(id, c);
