@@ -158,7 +158,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     const sum = reader.crawlSummary(id);
     return { id, name: c.name, status: c.status, createdAt: c.createdAt, startedAt: c.startedAt, finishedAt: c.finishedAt,
       requests: sum.requests, responses: sum.responses, failures: sum.failures, slots: sum.slots,
-      ...(c.derivedFrom !== null ? { derivedFrom: c.derivedFrom } : {}), ...(isScrapyConfig(c.config) ? { source: SCRAPY_SOURCE } : {}) };
+      ...(c.derivedFrom !== null ? { derivedFrom: c.derivedFrom } : {}), ...(isScrapyConfig(c.config) ? { source: SCRAPY_SOURCE } : {}),
+      ...(c.shared !== null ? { shared: true as const } : {}) };
   }
 
   const list = () => reader.listCrawls().map((c) => info(c.id)).sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
@@ -171,7 +172,11 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       shared = await SharedCrawls.connect({
         redis: o.redis, writer, db: o.db, emit, listChanged: () => emit('crawls.changed', { crawls: list() }), journal, log: o.log ?? (() => undefined),
       });
+      // A shared crawl this host recorded before it stopped (or was killed) and that Redis still holds:
+      // recorded here again, with its workers, never resumed as a crawl of one process.
+      await shared.adoptOpen(reader.listCrawls().map((c) => reader.getCrawl(c.id)).filter((c) => c !== undefined));
     } catch (e) {
+      await shared?.close().catch(() => undefined);
       scrapy.close();
       reader.close();
       await reads.close();
@@ -424,8 +429,11 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       const t = realNow();
       const l = running.get(p.id);
       if (!l) {
+        const row = stored(p.id);
+        // A shared crawl continues in its Redis (journaled there), or is refused: never in one process.
+        if (shared && row.shared !== null) return shared.resumeStored(row);
         // From its saved frontier: the journal says what it was resumed from.
-        const was = stored(p.id).status;
+        const was = row.status;
         const resumed = await resumeStored(p.id);
         journal(p.id, t, 'paused', was, false);
         return resumed;

@@ -16,7 +16,7 @@ import { ResumeError } from '../crawl-runner';
 import { openHistoryWriter, type HistoryWriter } from '../store/history-writer';
 import { openHistoryReader } from '../store/queries';
 import { decodePolicy } from './policy-codec';
-import { BY_DB_KEY, connectRedis, crawlPrefix, isConnectionError, newCrawlId, OPEN_KEY, script, SharedCrawlError, type ConnectOptions, closeRedis } from './redis';
+import { BY_DB_KEY, connectRedis, crawlPrefix, isConnectionError, newCrawlId, OPEN_KEY, script, SharedCrawlError, shownUrl, type ConnectOptions, closeRedis } from './redis';
 import { addArgs, HEARTBEAT_TTL_MS, sharedUnsupported, SharedWorker, slotOf, type StreamedRecord } from './worker';
 
 export const GROUP = 'recorder';
@@ -50,8 +50,8 @@ export interface SharedCrawlResult {
   readonly status: CrawlStatus;
 }
 
-/** The key `crawl --resume ID --redis` finds a shared crawl by. */
-function dbKey(db: string, id: number): string {
+/** The key `crawl --resume ID --redis` (and a restarted `serve --redis`) finds a shared crawl by. */
+export function dbKey(db: string, id: number): string {
   let path = resolvePath(db);
   try {
     path = realpathSync(path);
@@ -100,7 +100,7 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
       }
       await r.set(OPEN_KEY, sid);
       if (status === 'paused' || status === 'stopped') await r.hset(`${P}meta`, 'status', 'running');
-      w.updateCrawl(crawlId, { status: 'running' });
+      w.updateCrawl(crawlId, { status: 'running', shared: { sid, redis: shownUrl(o.redis) } });
       log(`crawl ${crawlId}: resumed shared crawl ${sid}`);
     } else {
       config = o.config!;
@@ -108,7 +108,7 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
       crawlId = await w.createCrawl(config.name, crawlConfigInput(config), config.settings);
       const opened = await openShared(r, config, crawlId, o.db, name);
       sid = opened.sid;
-      w.updateCrawl(crawlId, { status: 'running', startedAt: opened.startedAt });
+      w.updateCrawl(crawlId, { status: 'running', startedAt: opened.startedAt, shared: { sid, redis: shownUrl(o.redis) } });
       log(`crawl ${crawlId}: shared crawl ${sid} open in Redis; workers join with: slotscope worker --redis ${o.redis.replace(/:[^:@/]*@/, ':***@')}`);
     }
     const P = crawlPrefix(sid);
