@@ -490,6 +490,10 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       }
       // A crawl that has ended keeps the settings it ran with: a change row after its end would be a lie.
       const ended = stored(p.id);
+      // A shared crawl's live settings are in its Redis: one written here only would be lost at its resume.
+      if (ended.shared !== null && ended.status !== 'finished' && ended.status !== 'failed') {
+        fail('conflict', `crawl ${p.id} is a shared crawl this host does not record now (it was opened in the Redis at ${ended.shared.redis}); its settings live there: change them from \`slotscope serve --redis URL\` with that Redis. Nothing was changed.`, 'id');
+      }
       if (ended.status === 'finished' || ended.status === 'failed' || ended.derivedFrom !== null) {
         fail('conflict', `crawl ${p.id} is ${ended.derivedFrom !== null ? 'a what-if replay' : ended.status}: its settings are as recorded; duplicate it to crawl again with other settings`, 'id');
       }
@@ -590,7 +594,10 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       return { total: seeds.length, seeds: seeds.slice(offset, offset + (p.limit ?? 10_000)) };
     },
     'crawls.workers': (p) => {
-      stored(p.id);
+      const c = stored(p.id);
+      if (c.shared !== null) {
+        return fail('conflict', `crawl ${p.id} is a shared crawl this host does not record now (it was opened in the Redis at ${c.shared.redis}${shared ? '; this host\'s Redis does not have it' : ''}): its workers are listed by \`slotscope serve --redis URL\` with the Redis that holds it`, 'id');
+      }
       return fail('conflict', `crawl ${p.id} is not a shared crawl of this host (only \`slotscope serve --redis URL\` records shared crawls, and lists their workers)`, 'id');
     },
     'crawls.scrapyStats': async (p) => {

@@ -287,4 +287,44 @@ test('shared crawl after a host restart: listed shared with its workers and thei
   assertNoPageErrors(p);
 }, { timeoutMs: 120_000 });
 
+test('a shared crawl its Redis no longer has: the Workers tab says why, and Resume is refused naming the crawl and the Redis; nothing is fetched', async (t) => {
+  if (!hasRedis) return;
+  const redis = await startRedis(t);
+  const site = await startTestSite({ hosts: { 'gone.example.test': { address: '127.0.112.23', pages: 300, latency_ms: 20 } }, seed: 20 }, { keepLog: true });
+  t.defer(() => site.close());
+  const db = join(t.tmpDir(), 'gone.sqlite');
+  const first = await startHost(t, db, redis);
+  const { crawl } = await first.call<{ crawl: { id: number } }>('crawls.create', {
+    config: { name: 'Gone from Redis', seeds: [`${site.origin('gone.example.test')}/`], resolve: site.resolve, follow: { scope: 'host' },
+      settings: { DOWNLOAD_DELAY: 0.1, RANDOMIZE_DOWNLOAD_DELAY: false, AUTOTHROTTLE_ENABLED: false } },
+  });
+  const id = crawl.id;
+  await first.call('crawls.start', { id });
+  await waitFor(() => site.log.length > 5, 'some requests', 15_000);
+  await first.call('crawls.pause', { id });
+  await first.close();
+  const n = site.log.length;
+  const port = new URL(redis).port;
+  assert.equal(spawnSync('redis-cli', ['-p', port, 'FLUSHALL'], { encoding: 'utf8' }).stdout.trim(), 'OK');
+  const second = await startHost(t, db, redis);
+  const p = await openPage(t, second.server.url);
+  const { page } = p;
+  await waitForText(page.getByTestId('crawl-status'), 'paused');
+  await page.getByTestId('crawl-shared').first().waitFor({ timeout: 5000 });
+  await page.getByRole('tab', { name: /^Workers/ }).click();
+  await page.getByTestId('workers-unavailable').waitFor({ timeout: 5000 });
+  assert.match((await textOf(page.getByTestId('workers-unavailable'))) ?? '', new RegExp(`crawl ${id} is a shared crawl this host does not record now`));
+  assert.equal(await textOf(page.getByTestId('workers-summary')), 'not recorded by this host');
+  assert.match((await textOf(page.getByTestId('stat-inflight'))) ?? '', /\/ —/);
+  await page.getByRole('button', { name: 'Resume', exact: true }).click();
+  const line = page.getByTestId('message-line');
+  await line.waitFor({ timeout: 5000 });
+  const said = (await textOf(line)) ?? '';
+  assert.match(said, new RegExp(`crawl ${id} is a shared crawl, but the Redis at redis://127\\.0\\.0\\.1:${port}/0 no longer has it`));
+  await waitForText(page.getByTestId('crawl-status'), 'paused');
+  await sleep(1000);
+  assert.equal(site.log.length, n, 'nothing fetched');
+  await shoot(t, page, 'shared-gone-from-redis');
+}, { timeoutMs: 90_000 });
+
 await runTests('shared-workers.e2e.ts');

@@ -206,6 +206,15 @@ describe.skipIf(!hasRedis)('shared crawls in a real `slotscope serve --redis`', 
     expect(e.message).toContain(`crawl ${id} is a shared crawl`);
     expect(e.message).toContain(`redis://127.0.0.1:${redis.port}/0`);
     expect(e.message).toMatch(/no longer has it/);
+    // Its workers cannot be listed, and a setting is refused whole (it would live here only, not in its Redis).
+    const w = await refusal(second.client.invoke('crawls.workers', { id }));
+    expect(w.code).toBe('conflict');
+    expect(w.message).toContain(`crawl ${id} is a shared crawl this host does not record now`);
+    const before = await second.client.invoke('settings.get', { id });
+    const st = await refusal(second.client.invoke('settings.update', { id, changes: { DOWNLOAD_DELAY: 1 } }));
+    expect(st.code).toBe('conflict');
+    expect(st.message).toMatch(/Nothing was changed/);
+    expect(await second.client.invoke('settings.get', { id })).toEqual(before);
     await quit(second.proc, second.client);
 
     // Another Redis (not the one it was opened in): the same refusal, naming both.
@@ -213,8 +222,8 @@ describe.skipIf(!hasRedis)('shared crawls in a real `slotscope serve --redis`', 
     const fourth = await serve(db, other.url);
     const e3 = await refusal(fourth.client.invoke('crawls.resume', { id }));
     expect(e3.code).toBe('conflict');
-    expect(e3.message).toContain(`the Redis at redis://127.0.0.1:${other.port}/0 no longer has it`);
-    expect(e3.message).toContain(`opened in: redis://127.0.0.1:${redis.port}/0`);
+    expect(e3.message).toContain(`the Redis at redis://127.0.0.1:${other.port}/0 does not have it`);
+    expect(e3.message).toContain(`opened in the Redis at redis://127.0.0.1:${redis.port}/0`);
     await quit(fourth.proc, fourth.client);
 
     // Without --redis: not resumed in one process either.

@@ -333,7 +333,9 @@ export class SharedCrawls {
     }
     const found = await this.find(row).catch((e: unknown) => refuse('conflict', `crawl ${row.id} is a shared crawl; the Redis at ${where} cannot be read: ${(e as Error).message}`, 'id'));
     if (found === null) {
-      return refuse('conflict', `crawl ${row.id} is a shared crawl, but the Redis at ${where} no longer has it (flushed, or not the Redis it was opened in${row.shared ? `: ${row.shared.redis}` : ''}). It is not resumed in one process: that would be a second client beside any worker still fetching it. Start serve with the Redis that holds it, or duplicate the crawl to crawl again`, 'id');
+      // The same Redis flushed (or its data lost), or another Redis than the one it was opened in.
+      const elsewhere = row.shared !== null && row.shared.redis !== where;
+      return refuse('conflict', `crawl ${row.id} is a shared crawl, but the Redis at ${where} ${elsewhere ? `does not have it (it was opened in the Redis at ${row.shared!.redis})` : 'no longer has it (flushed, or its data lost)'}. It is not resumed in one process: that would be a second client beside any worker still fetching it. Start serve with the Redis that holds it, or duplicate the crawl to crawl again`, 'id');
     }
     const refused = await this.adopt(row, found);
     if (refused !== null) refuse('conflict', `crawl ${row.id}: ${refused}`, 'id');
