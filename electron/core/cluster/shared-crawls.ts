@@ -151,6 +151,8 @@ export class SharedCrawls {
   private readonly byId = new Map<number, LiveShared>();
   private readonly name: string;
   private closing = false;
+  /** Stored crawls being taken up (a second resume meanwhile is refused, not recorded twice). */
+  private readonly adopting = new Set<number>();
   private slotTimer: NodeJS.Timeout | null = null;
   private workerTimer: NodeJS.Timeout | null = null;
   private polling = false;
@@ -337,8 +339,14 @@ export class SharedCrawls {
       const elsewhere = row.shared !== null && row.shared.redis !== where;
       return refuse('conflict', `crawl ${row.id} is a shared crawl, but the Redis at ${where} ${elsewhere ? `does not have it (it was opened in the Redis at ${row.shared!.redis})` : 'no longer has it (flushed, or its data lost)'}. It is not resumed in one process: that would be a second client beside any worker still fetching it. Start serve with the Redis that holds it, or duplicate the crawl to crawl again`, 'id');
     }
-    const refused = await this.adopt(row, found);
-    if (refused !== null) refuse('conflict', `crawl ${row.id}: ${refused}`, 'id');
+    if (this.adopting.has(row.id) || this.byId.has(row.id)) refuse('conflict', `crawl ${row.id} is already being resumed`, 'id');
+    this.adopting.add(row.id);
+    try {
+      const refused = await this.adopt(row, found);
+      if (refused !== null) refuse('conflict', `crawl ${row.id}: ${refused}`, 'id');
+    } finally {
+      this.adopting.delete(row.id);
+    }
     const c = this.byId.get(row.id)!;
     this.o.listChanged();
     if (c.status === 'paused') await this.setStatus(c, 'running');
