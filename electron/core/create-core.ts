@@ -174,7 +174,9 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       });
       // A shared crawl this host recorded before it stopped (or was killed) and that Redis still holds:
       // recorded here again, with its workers, never resumed as a crawl of one process.
-      await shared.adoptOpen(reader.listCrawls().map((c) => reader.getCrawl(c.id)).filter((c) => c !== undefined));
+      // (Only crawls that can be open are read whole: a row's config may hold many seeds.)
+      const open = reader.listCrawls().filter((c) => c.status === 'paused' || c.status === 'interrupted' || c.status === 'running');
+      await shared.adoptOpen(open.map((c) => reader.getCrawl(c.id)).filter((c) => c !== undefined));
     } catch (e) {
       await shared?.close().catch(() => undefined);
       scrapy.close();

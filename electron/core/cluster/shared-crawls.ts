@@ -213,7 +213,13 @@ export class SharedCrawls {
     const worker = new SharedWorker({ redis: wr, prefix, name: this.name, log: this.o.log });
     const c = (live = new LiveShared(id, config.name, createdAt, startedAt, sid, new SharedControl(this.r, prefix), config, recorder, rr, worker));
     c.status = status;
-    await before?.(c);
+    try {
+      await before?.(c);
+    } catch (e) {
+      closeRedis(rr);
+      closeRedis(wr);
+      throw e;
+    }
     this.byId.set(id, c);
     const fetching = worker.run().catch((e: unknown) => this.o.log(`${this.name}: stopped fetching: ${(e as Error).message}`)).finally(() => closeRedis(wr));
     c.recorderDone = recorder.run(() => c.pausing).then(
@@ -270,6 +276,8 @@ export class SharedCrawls {
   /** Takes up shared crawl `found` of stored crawl `row` (see adoptOpen); a reason when it cannot. */
   private async adopt(row: CrawlDetail, found: { sid: string; status: SharedStatus }): Promise<string | null> {
     const P = crawlPrefix(found.sid);
+    const parsed = parseCrawlConfig({ ...(row.config as object), settings: JSON.parse((await this.r.hget(`${P}meta`, 'settings')) ?? '{}') });
+    if (!parsed.ok) return `its stored config no longer validates: ${parsed.errors.map((e) => e.message).join('; ')}`;
     const live = found.status === 'running' || found.status === 'paused' || found.status === 'starting';
     if (live) {
       // Workers fetch the one crawl ss:open names: another one open there keeps this one waiting.
@@ -279,8 +287,6 @@ export class SharedCrawls {
       }
       await this.r.set(OPEN_KEY, found.sid);
     }
-    const parsed = parseCrawlConfig({ ...(row.config as object), settings: JSON.parse((await this.r.hget(`${P}meta`, 'settings')) ?? '{}') });
-    if (!parsed.ok) return `its stored config no longer validates: ${parsed.errors.map((e) => e.message).join('; ')}`;
     const status = STATUS[found.status];
     await this.attach(row.id, parsed.config, row.createdAt, row.startedAt ?? row.createdAt, found.sid, status, (c) => this.countRecorded(c));
     this.o.writer.updateCrawl(row.id, { status, ...(row.shared === null ? { shared: { sid: found.sid, redis: shownUrl(this.o.redis) } } : {}) });
@@ -292,14 +298,13 @@ export class SharedCrawls {
   private async countRecorded(c: LiveShared): Promise<void> {
     await this.o.writer.flush({ wait: true }).catch(() => undefined);
     await c.recorder.loadTotals();
-    const row = { id: c.id };
     const reader = openHistoryReader(this.o.db);
     try {
-      const sum = reader.crawlSummary(row.id);
+      const sum = reader.crawlSummary(c.id);
       c.responses += sum.responses;
       c.failures += sum.failures;
       for (const [k, n] of Object.entries(sum.by_status)) c.byStatus[k] = (c.byStatus[k] ?? 0) + n;
-      for (const s of reader.slotSummaries(row.id)) {
+      for (const s of reader.slotSummaries(c.id)) {
         const f = c.figure(s.slot);
         f.requests += s.requests;
         f.s2xx += s.s2xx;
