@@ -65,8 +65,9 @@ export interface CrawlInfo {
   /** Set for a crawl run elsewhere and streamed in: 'Scrapy' for a spider with the slotscope-scrapy extension. */
   readonly source?: CrawlSource;
   /**
-   * Set for a shared crawl this host records (issue 18, `slotscope serve --redis URL`): its frontier
-   * and slots live in Redis and several `slotscope worker` processes fetch it ('crawls.workers').
+   * Set for a shared crawl (issue 18, `slotscope serve --redis URL`): its frontier and slots live in
+   * Redis and several `slotscope worker` processes fetch it. Its workers are listed ('crawls.workers')
+   * while this host records it: one it started, or one its Redis still held when it started again.
    */
   readonly shared?: true;
 }
@@ -434,7 +435,8 @@ export interface AppRequests {
   'crawls.seeds': { params: CrawlRef & { readonly offset?: number; readonly limit?: number }; result: { readonly total: number; readonly seeds: readonly string[] } };
   /**
    * The workers of a shared crawl (CrawlInfo.shared), every one that joined, alive or not, by name;
-   * `now` is the host's clock. Refused (conflict) for a crawl that is not shared.
+   * `now` is the host's clock. Refused (conflict) for a crawl that is not shared, or that this host
+   * does not record (the message says why: another Redis, or none).
    */
   'crawls.workers': { params: CrawlRef; result: { readonly workers: readonly WorkerWire[]; readonly now: number } };
   /** The crawl's figures under Scrapy's stats names, from the store (live while it runs). */

@@ -8,6 +8,7 @@ import type { CrawlRequest } from './engine/request';
 import { slotChanged, snapshotSlot, type FrontierSink, type SavedCrawl, type SlotSnapshot } from './engine/resume';
 import type { Slot } from './engine/slot';
 import { loadSavedCrawl } from './store/frontier-store';
+import { openHistoryReader } from './store/queries';
 import { OP_DONE, OP_REQUEUED, OP_STARTED } from './store/history-protocol';
 import type { HistoryWriter, StoreBlock } from './store/history-writer';
 
@@ -229,6 +230,13 @@ export class StorePause {
  * Throws a clear Error when the crawl has no saved frontier.
  */
 export async function loadForResume(writer: HistoryWriter, crawlId: number): Promise<SavedCrawl> {
+  const reader = openHistoryReader(writer.file);
+  const mark = reader.getCrawl(crawlId)?.shared ?? null;
+  reader.close();
+  // Its frontier is in Redis and workers may still hold it: here it would be a second client beside them.
+  if (mark !== null) {
+    throw new Error(`crawl ${crawlId} is a shared crawl (its frontier and politeness live in the Redis at ${mark.redis}): resumed in one process it would be a second client beside its workers; continue it with --redis (\`slotscope serve --redis URL\`, or \`slotscope crawl --db FILE --resume ${crawlId} --redis URL\`)`);
+  }
   const accounting = await writer.resumeFrontier(crawlId);
   const saved = loadSavedCrawl(writer.file, crawlId, accounting);
   for (const _ of saved.seen) return saved;

@@ -158,7 +158,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
     const sum = reader.crawlSummary(id);
     return { id, name: c.name, status: c.status, createdAt: c.createdAt, startedAt: c.startedAt, finishedAt: c.finishedAt,
       requests: sum.requests, responses: sum.responses, failures: sum.failures, slots: sum.slots,
-      ...(c.derivedFrom !== null ? { derivedFrom: c.derivedFrom } : {}), ...(isScrapyConfig(c.config) ? { source: SCRAPY_SOURCE } : {}) };
+      ...(c.derivedFrom !== null ? { derivedFrom: c.derivedFrom } : {}), ...(isScrapyConfig(c.config) ? { source: SCRAPY_SOURCE } : {}),
+      ...(c.shared !== null ? { shared: true as const } : {}) };
   }
 
   const list = () => reader.listCrawls().map((c) => info(c.id)).sort((a, b) => b.createdAt - a.createdAt || b.id - a.id);
@@ -171,7 +172,13 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       shared = await SharedCrawls.connect({
         redis: o.redis, writer, db: o.db, emit, listChanged: () => emit('crawls.changed', { crawls: list() }), journal, log: o.log ?? (() => undefined),
       });
+      // A shared crawl this host recorded before it stopped (or was killed) and that Redis still holds:
+      // recorded here again, with its workers, never resumed as a crawl of one process.
+      // (Only crawls that can be open are read whole: a row's config may hold many seeds.)
+      const open = reader.listCrawls().filter((c) => c.status === 'paused' || c.status === 'interrupted' || c.status === 'running');
+      await shared.adoptOpen(open.map((c) => reader.getCrawl(c.id)).filter((c) => c !== undefined));
     } catch (e) {
+      await shared?.close().catch(() => undefined);
       scrapy.close();
       reader.close();
       await reads.close();
@@ -424,8 +431,11 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       const t = realNow();
       const l = running.get(p.id);
       if (!l) {
+        const row = stored(p.id);
+        // A shared crawl continues in its Redis (journaled there), or is refused: never in one process.
+        if (shared && row.shared !== null) return shared.resumeStored(row);
         // From its saved frontier: the journal says what it was resumed from.
-        const was = stored(p.id).status;
+        const was = row.status;
         const resumed = await resumeStored(p.id);
         journal(p.id, t, 'paused', was, false);
         return resumed;
@@ -482,6 +492,10 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       }
       // A crawl that has ended keeps the settings it ran with: a change row after its end would be a lie.
       const ended = stored(p.id);
+      // A shared crawl's live settings are in its Redis: one written here only would be lost at its resume.
+      if (ended.shared !== null && ended.status !== 'finished' && ended.status !== 'failed') {
+        fail('conflict', `crawl ${p.id} is a shared crawl this host does not record now (it was opened in the Redis at ${ended.shared.redis}); its settings live there: change them from \`slotscope serve --redis URL\` with that Redis. Nothing was changed.`, 'id');
+      }
       if (ended.status === 'finished' || ended.status === 'failed' || ended.derivedFrom !== null) {
         fail('conflict', `crawl ${p.id} is ${ended.derivedFrom !== null ? 'a what-if replay' : ended.status}: its settings are as recorded; duplicate it to crawl again with other settings`, 'id');
       }
@@ -582,7 +596,10 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       return { total: seeds.length, seeds: seeds.slice(offset, offset + (p.limit ?? 10_000)) };
     },
     'crawls.workers': (p) => {
-      stored(p.id);
+      const c = stored(p.id);
+      if (c.shared !== null) {
+        return fail('conflict', `crawl ${p.id} is a shared crawl this host does not record now (it was opened in the Redis at ${c.shared.redis}${shared ? '; this host\'s Redis does not have it' : ''}): its workers are listed by \`slotscope serve --redis URL\` with the Redis that holds it`, 'id');
+      }
       return fail('conflict', `crawl ${p.id} is not a shared crawl of this host (only \`slotscope serve --redis URL\` records shared crawls, and lists their workers)`, 'id');
     },
     'crawls.scrapyStats': async (p) => {

@@ -16,7 +16,7 @@ import { ResumeError } from '../crawl-runner';
 import { openHistoryWriter, type HistoryWriter } from '../store/history-writer';
 import { openHistoryReader } from '../store/queries';
 import { decodePolicy } from './policy-codec';
-import { BY_DB_KEY, connectRedis, crawlPrefix, isConnectionError, newCrawlId, OPEN_KEY, script, SharedCrawlError, type ConnectOptions, closeRedis } from './redis';
+import { BY_DB_KEY, connectRedis, crawlPrefix, isConnectionError, newCrawlId, OPEN_KEY, script, SharedCrawlError, shownUrl, type ConnectOptions, closeRedis } from './redis';
 import { addArgs, HEARTBEAT_TTL_MS, sharedUnsupported, SharedWorker, slotOf, type StreamedRecord } from './worker';
 
 export const GROUP = 'recorder';
@@ -56,8 +56,8 @@ export interface SharedCrawlResult {
   readonly status: CrawlStatus;
 }
 
-/** The key `crawl --resume ID --redis` finds a shared crawl by. */
-function dbKey(db: string, id: number): string {
+/** The key `crawl --resume ID --redis` (and a restarted `serve --redis`) finds a shared crawl by. */
+export function dbKey(db: string, id: number): string {
   let path = resolvePath(db);
   try {
     path = realpathSync(path);
@@ -106,7 +106,7 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
       }
       await r.set(OPEN_KEY, sid);
       if (status === 'paused' || status === 'stopped') await r.hset(`${P}meta`, 'status', 'running');
-      w.updateCrawl(crawlId, { status: 'running' });
+      w.updateCrawl(crawlId, { status: 'running', shared: { sid, redis: shownUrl(o.redis) } });
       log(`crawl ${crawlId}: resumed shared crawl ${sid}`);
     } else {
       config = o.config!;
@@ -114,7 +114,7 @@ export async function runSharedCrawl(o: SharedCrawlOptions): Promise<SharedCrawl
       crawlId = await w.createCrawl(config.name, crawlConfigInput(config), config.settings);
       const opened = await openShared(r, config, crawlId, o.db, name);
       sid = opened.sid;
-      w.updateCrawl(crawlId, { status: 'running', startedAt: opened.startedAt });
+      w.updateCrawl(crawlId, { status: 'running', startedAt: opened.startedAt, shared: { sid, redis: shownUrl(o.redis) } });
       log(`crawl ${crawlId}: shared crawl ${sid} open in Redis; workers join with: slotscope worker --redis ${o.redis.replace(/:[^:@/]*@/, ':***@')}`);
     }
     const P = crawlPrefix(sid);
@@ -222,6 +222,8 @@ export class Recorder {
     private readonly log: (line: string) => void,
     /** Each record as it is committed (the console's live rows). */
     private readonly onRecord?: (rec: StreamedRecord) => void,
+    /** Each event the recorder itself records (a worker lost), once stored: the console's live warnings. */
+    private readonly onEvent?: (e: EventRecord) => void,
   ) {
     this.settings = settings;
     r.on('ready', () => void (this.connectedSince = Date.now()));
@@ -332,6 +334,7 @@ export class Recorder {
         text: `worker ${dead} stopped answering (no heartbeat for ${HEARTBEAT_TTL_MS / 1000} s); its requests in flight go back to the queue (${requeued} in all) and are fetched once more` };
       this.w.recordEvent(this.crawlId, e);
       this.log(eventLogLine(e));
+      this.onEvent?.(e);
     }
   }
 

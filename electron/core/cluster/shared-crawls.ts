@@ -12,8 +12,10 @@ import type { ChangeRecord, CrawlChange, CrawlStatus, DelayCause } from '../../.
 import type { CrawlConfig } from '../engine/crawl-config';
 import type { HistoryWriter } from '../store/history-writer';
 import { SharedControl, type SharedSlot, type SharedStatus } from './control';
-import { assertNoneOpen, openShared, Recorder } from './recorder';
-import { connectRedis, SharedCrawlError, closeRedis } from './redis';
+import { assertNoneOpen, dbKey, openShared, Recorder } from './recorder';
+import { BY_DB_KEY, connectRedis, crawlPrefix, OPEN_KEY, SharedCrawlError, shownUrl, closeRedis } from './redis';
+import { parseCrawlConfig } from '../engine/crawl-config';
+import { openHistoryReader, type CrawlDetail } from '../store/queries';
 import { sharedUnsupported, SharedWorker, type QueuedRequest as QueuedInRedis, type StreamedRecord } from './worker';
 import { AppRefusal, refuse } from '../app-refusal';
 import { countResponse, emptySlotFigures, type SlotFigures } from '../slot-figures';
@@ -149,6 +151,8 @@ export class SharedCrawls {
   private readonly byId = new Map<number, LiveShared>();
   private readonly name: string;
   private closing = false;
+  /** Stored crawls being taken up (a second resume meanwhile is refused, not recorded twice). */
+  private readonly adopting = new Set<number>();
   private slotTimer: NodeJS.Timeout | null = null;
   private workerTimer: NodeJS.Timeout | null = null;
   private polling = false;
@@ -179,7 +183,6 @@ export class SharedCrawls {
     if (this.closing) refuse('conflict', 'the host is closing');
     const unsupported = sharedUnsupported(config);
     if (unsupported.length > 0) refuse('invalid', `a shared crawl (serve --redis) cannot honour: ${unsupported.join('; ')}`);
-    const w = this.o.writer;
     let opened: { sid: string; prefix: string; startedAt: number };
     try {
       await assertNoneOpen(this.r);
@@ -188,25 +191,170 @@ export class SharedCrawls {
       if (e instanceof SharedCrawlError) refuse('conflict', e.message, 'id');
       throw e;
     }
-    w.updateCrawl(id, { status: 'running', startedAt: opened.startedAt });
+    // The row says where the crawl lives, so a restarted host resumes it there and nowhere else.
+    this.o.writer.updateCrawl(id, { status: 'running', startedAt: opened.startedAt, shared: { sid: opened.sid, redis: shownUrl(this.o.redis) } });
+    const c = await this.attach(id, config, createdAt, opened.startedAt, opened.sid, 'running');
+    this.o.log(`crawl ${id}: shared crawl ${opened.sid} open in Redis; workers join with: slotscope worker --redis URL`);
+    this.o.listChanged();
+    return c.info();
+  }
+
+  /** Records shared crawl `sid` (crawl `id` of the history) here and fetches for it: its recorder, this host's worker, its live figures. */
+  private async attach(id: number, config: CrawlConfig, createdAt: number, startedAt: number, sid: string, status: CrawlStatus,
+    /** Before the recorder reads anything: a crawl taken up counts what is recorded already. */
+    before?: (c: LiveShared) => Promise<void>): Promise<LiveShared> {
+    const prefix = crawlPrefix(sid);
     const rr = await connectRedis(this.o.redis, { name: `slotscope ${this.name} recorder`, log: this.o.log });
     const wr = await connectRedis(this.o.redis, { name: `slotscope ${this.name} fetcher`, log: this.o.log });
     let live: LiveShared | null = null;
-    const recorder = new Recorder(rr, opened.prefix, w, id, config.settings, this.o.log, (rec) => live && this.recorded(live, rec));
-    const worker = new SharedWorker({ redis: wr, prefix: opened.prefix, name: this.name, log: this.o.log });
-    const c = (live = new LiveShared(id, config.name, createdAt, opened.startedAt, opened.sid, new SharedControl(this.r, opened.prefix), config, recorder, rr, worker));
+    const recorder = new Recorder(rr, prefix, this.o.writer, id, config.settings, this.o.log, (rec) => live && this.recorded(live, rec),
+      // A worker lost: said to every open console at once, as the workers' own warnings are.
+      (e) => this.o.emit('warning', { crawlId: id, event: e }));
+    const worker = new SharedWorker({ redis: wr, prefix, name: this.name, log: this.o.log });
+    const c = (live = new LiveShared(id, config.name, createdAt, startedAt, sid, new SharedControl(this.r, prefix), config, recorder, rr, worker));
+    c.status = status;
+    try {
+      await before?.(c);
+    } catch (e) {
+      closeRedis(rr);
+      closeRedis(wr);
+      throw e;
+    }
     this.byId.set(id, c);
     const fetching = worker.run().catch((e: unknown) => this.o.log(`${this.name}: stopped fetching: ${(e as Error).message}`)).finally(() => closeRedis(wr));
     c.recorderDone = recorder.run(() => c.pausing).then(
-      (status) => this.ended(c, status, fetching),
+      (end) => this.ended(c, end, fetching),
       (e: unknown) => {
-        this.o.log(`shared crawl ${opened.sid} (crawl ${id}): the recorder failed: ${(e as Error).message}`);
+        this.o.log(`shared crawl ${sid} (crawl ${id}): the recorder failed: ${(e as Error).message}`);
         return this.ended(c, 'failed', fetching);
       },
     );
-    this.o.log(`crawl ${id}: shared crawl ${opened.sid} open in Redis; workers join with: slotscope worker --redis URL`);
     this.arm();
+    return c;
+  }
+
+  /**
+   * The shared crawl of stored crawl `row` in this Redis: its id and status there, or null when this
+   * Redis does not have it (flushed, or not the Redis it was opened in). Found as `crawl --resume ID
+   * --redis` finds it (by database file and crawl id), and checked to be this database's crawl.
+   */
+  private async find(row: CrawlDetail): Promise<{ sid: string; status: SharedStatus } | null> {
+    const key = dbKey(this.o.db, row.id);
+    const candidates = [await this.r.hget(BY_DB_KEY, key), row.shared?.sid ?? null];
+    for (const sid of candidates) {
+      if (sid === null) continue;
+      const [db, status] = await this.r.hmget(`${crawlPrefix(sid)}meta`, 'db', 'status');
+      if (db === key && status !== null && Object.hasOwn(STATUS, status)) return { sid, status: status as SharedStatus };
+    }
+    return null;
+  }
+
+  /**
+   * At start-up: every paused or interrupted crawl of the history that is open in this Redis (its
+   * workers perhaps still attached, still fetching if this host was killed) is recorded here again,
+   * shown as shared with its workers, and steered like one started here. Returns the ids taken up.
+   */
+  async adoptOpen(rows: readonly CrawlDetail[]): Promise<number[]> {
+    const taken: number[] = [];
+    for (const row of rows) {
+      if (row.status !== 'paused' && row.status !== 'interrupted' && row.status !== 'running') continue;
+      if (this.byId.has(row.id)) continue;
+      try {
+        const found = await this.find(row);
+        if (found === null) continue;
+        const refused = await this.adopt(row, found);
+        if (refused !== null) this.o.log(`crawl ${row.id}: shared crawl ${found.sid} not taken up: ${refused}`);
+        else taken.push(row.id);
+      } catch (e) {
+        this.o.log(`crawl ${row.id}: could not look for its shared crawl in Redis: ${(e as Error).message}`);
+      }
+    }
+    if (taken.length > 0) this.o.listChanged();
+    return taken;
+  }
+
+  /** Takes up shared crawl `found` of stored crawl `row` (see adoptOpen); a reason when it cannot. */
+  private async adopt(row: CrawlDetail, found: { sid: string; status: SharedStatus }): Promise<string | null> {
+    const P = crawlPrefix(found.sid);
+    const parsed = parseCrawlConfig({ ...(row.config as object), settings: JSON.parse((await this.r.hget(`${P}meta`, 'settings')) ?? '{}') });
+    if (!parsed.ok) return `its stored config no longer validates: ${parsed.errors.map((e) => e.message).join('; ')}`;
+    const live = found.status === 'running' || found.status === 'paused' || found.status === 'starting';
+    if (live) {
+      // Workers fetch the one crawl ss:open names: another one open there keeps this one waiting.
+      const open = await this.r.get(OPEN_KEY);
+      if (open !== null && open !== found.sid && ['running', 'paused', 'starting'].includes((await this.r.hget(`${crawlPrefix(open)}meta`, 'status')) ?? '')) {
+        return `another shared crawl (${open}) is open in this Redis; a Redis holds one open shared crawl at a time`;
+      }
+      await this.r.set(OPEN_KEY, found.sid);
+    }
+    const status = STATUS[found.status];
+    await this.attach(row.id, parsed.config, row.createdAt, row.startedAt ?? row.createdAt, found.sid, status, (c) => this.countRecorded(c));
+    this.o.writer.updateCrawl(row.id, { status, ...(row.shared === null ? { shared: { sid: found.sid, redis: shownUrl(this.o.redis) } } : {}) });
+    this.o.log(`crawl ${row.id}: shared crawl ${found.sid} found in Redis (${found.status}); recorded here again`);
+    return null;
+  }
+
+  /** A crawl taken up counts from what is recorded already (the recorder's summary, the figures and the slot table's). */
+  private async countRecorded(c: LiveShared): Promise<void> {
+    await this.o.writer.flush({ wait: true }).catch(() => undefined);
+    await c.recorder.loadTotals();
+    const reader = openHistoryReader(this.o.db);
+    try {
+      const sum = reader.crawlSummary(c.id);
+      c.responses += sum.responses;
+      c.failures += sum.failures;
+      for (const [k, n] of Object.entries(sum.by_status)) c.byStatus[k] = (c.byStatus[k] ?? 0) + n;
+      for (const s of reader.slotSummaries(c.id)) {
+        const f = c.figure(s.slot);
+        f.requests += s.requests;
+        f.s2xx += s.s2xx;
+        f.s3xx += s.s3xx;
+        f.s4xx += s.s4xx;
+        f.s5xx += s.s5xx;
+        f.s429 += s.s429;
+        f.failures += s.failures;
+        f.bytes += s.bytes;
+        c.bytes += s.bytes;
+        f.lastLatency ??= s.lastLatency;
+        // The stored mean, weighted by the slot's responses (the table shows the mean).
+        if (s.avgLatency !== null) {
+          f.latencySum += s.avgLatency * s.responses;
+          f.latencyCount += s.responses;
+        }
+      }
+    } finally {
+      reader.close();
+    }
+  }
+
+  /**
+   * Resume of a stored crawl marked shared that this host does not record (Redis was unreachable at
+   * start-up, or flushed): taken up and resumed if this Redis has it; otherwise refused, never resumed
+   * in one process beside workers that may still fetch it.
+   */
+  async resumeStored(row: CrawlDetail): Promise<CrawlInfo> {
+    if (this.closing) refuse('conflict', 'the host is closing');
+    const where = shownUrl(this.o.redis);
+    if (row.status !== 'paused' && row.status !== 'interrupted') {
+      refuse('conflict', `crawl ${row.id} is a ${row.status} shared crawl; the console starts new shared crawls only: continue this one with \`slotscope crawl --db FILE --resume ${row.id} --redis URL\`, or duplicate it`, 'id');
+    }
+    const found = await this.find(row).catch((e: unknown) => refuse('conflict', `crawl ${row.id} is a shared crawl; the Redis at ${where} cannot be read: ${(e as Error).message}`, 'id'));
+    if (found === null) {
+      // The same Redis flushed (or its data lost), or another Redis than the one it was opened in.
+      const elsewhere = row.shared !== null && row.shared.redis !== where;
+      return refuse('conflict', `crawl ${row.id} is a shared crawl, but the Redis at ${where} ${elsewhere ? `does not have it (it was opened in the Redis at ${row.shared!.redis})` : 'no longer has it (flushed, or its data lost)'}. It is not resumed in one process: that would be a second client beside any worker still fetching it. Start serve with the Redis that holds it, or duplicate the crawl to crawl again`, 'id');
+    }
+    if (this.adopting.has(row.id) || this.byId.has(row.id)) refuse('conflict', `crawl ${row.id} is already being resumed`, 'id');
+    this.adopting.add(row.id);
+    try {
+      const refused = await this.adopt(row, found);
+      if (refused !== null) refuse('conflict', `crawl ${row.id}: ${refused}`, 'id');
+    } finally {
+      this.adopting.delete(row.id);
+    }
+    const c = this.byId.get(row.id)!;
     this.o.listChanged();
+    if (c.status === 'paused') await this.setStatus(c, 'running');
     return c.info();
   }
 

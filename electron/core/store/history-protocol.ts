@@ -89,6 +89,8 @@ export interface CrawlPatchWire {
   /** A what-if replay: the crawl it derives from, and what it was run with (JSON). */
   readonly derivedFrom?: number;
   readonly derivedJson?: string;
+  /** A shared crawl's SharedMark (JSON). */
+  readonly sharedJson?: string;
 }
 
 export interface BatchMessage {

@@ -232,6 +232,7 @@ class HistoryStore {
       ['settingsJson', 'settings_json'],
       ['derivedFrom', 'derived_from'],
       ['derivedJson', 'derived_json'],
+      ['sharedJson', 'shared_json'],
     ];
     const present = cols.filter(([k]) => patch[k] !== undefined);
     if (present.length === 0) return;

@@ -14,6 +14,7 @@ import {
 import type { BatchMessage, ChangeTuple, CrawlPatchWire, EventTuple, FromWorker, ToWorker, WorkerInit } from './history-protocol';
 import type { RetentionSettings } from '../../../shared/contract';
 import type { PruneResult } from './retention';
+import type { SharedMark } from './queries';
 import { processMayLeaveIdle, setThreadPolicy, threadPolicy, type ThreadPolicy } from './thread-priority';
 import type { StoreFaultKind } from './store-faults';
 import {
@@ -63,6 +64,8 @@ export interface CrawlPatch {
   readonly derivedFrom?: number;
   /** What a what-if replay was run with (stored as JSON). */
   readonly derived?: unknown;
+  /** A shared crawl (issue 18): where in Redis it lives. */
+  readonly shared?: SharedMark;
 }
 
 export interface HistoryWriterOptions {
@@ -375,6 +378,7 @@ export class HistoryWriter extends EventEmitter {
     if (patch.settings !== undefined) wire.settingsJson = JSON.stringify(patch.settings);
     if (patch.derivedFrom !== undefined) wire.derivedFrom = patch.derivedFrom;
     if (patch.derived !== undefined) wire.derivedJson = JSON.stringify(patch.derived);
+    if (patch.shared !== undefined) wire.sharedJson = JSON.stringify(patch.shared);
     this.send();
     this.post({ type: 'updateCrawl', crawlId: id, patch: wire });
   }

@@ -6,12 +6,13 @@ import { migration0002 } from './migrations/0002-frontier';
 import { migration0003 } from './migrations/0003-aggregates';
 import { migration0004 } from './migrations/0004-slot-last-cause';
 import { migration0005 } from './migrations/0005-request-view';
+import { migration0006 } from './migrations/0006-shared-crawl';
 import type { Migration } from './migrations/migration';
 
 export type { Migration } from './migrations/migration';
 
 /** Every known migration, oldest first. Append new ones here. */
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005];
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003, migration0004, migration0005, migration0006];
 
 /** The schema version this build of Slotscope writes and reads. */
 export const LATEST_SCHEMA_VERSION: number = MIGRATIONS[MIGRATIONS.length - 1].version;

@@ -31,6 +31,16 @@ export interface CrawlDetail extends CrawlInfo {
   readonly derivedFrom: number | null;
   /** What a what-if replay was run with ({ settings, slot? }); null for a recorded crawl. */
   readonly derived: unknown;
+  /** Where a shared crawl (issue 18) lives in Redis; null for a crawl of one process. */
+  readonly shared: SharedMark | null;
+}
+
+/** A shared crawl's place in Redis, kept in its row from the moment it opens there. */
+export interface SharedMark {
+  /** Its id in Redis (keys ss:c:{sid}:…). */
+  readonly sid: string;
+  /** The Redis URL it was opened in, without its password. */
+  readonly redis: string;
 }
 
 /** Figures of one slot over the whole crawl. s4xx includes 429; s429 counts 429 alone. */
@@ -282,7 +292,7 @@ export function openHistoryReader(file: string): HistoryReader {
   const listCrawls = raw(`SELECT id, name, status, created_at, started_at, finished_at FROM crawls ORDER BY id`);
   const getCrawl = raw(
     `SELECT id, name, status, created_at, started_at, finished_at, derived_from, config_json, settings_json, summary_json,
-       derived_json
+       derived_json, shared_json
      FROM crawls WHERE id = ?`,
   );
   const crawlTimes = raw(`SELECT started_at, finished_at FROM crawls WHERE id = ?`);
@@ -430,6 +440,7 @@ export function openHistoryReader(file: string): HistoryReader {
           settings: JSON.parse(r[8] as string),
           summary: r[9] === null ? null : JSON.parse(r[9] as string),
           derived: r[10] === null ? null : JSON.parse(r[10] as string),
+          shared: r[11] === null ? null : (JSON.parse(r[11] as string) as SharedMark),
         };
       }),
 

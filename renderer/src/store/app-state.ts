@@ -167,8 +167,9 @@ export function createAppState(transport: Transport): AppState {
       stores.workers.set(crawlId, workers, now);
     } catch (e) {
       const err = toAppError(e);
-      // A shared crawl of an earlier run of the host: its workers are not known any more.
-      if (err.code !== 'conflict') messages.report(`Loading the workers of ${crawlName(crawlId)}`, err);
+      // A shared crawl this host does not record now (another Redis, or none): the Workers tab says why.
+      if (err.code === 'conflict') stores.workers.unavailable(crawlId, err.message);
+      else messages.report(`Loading the workers of ${crawlName(crawlId)}`, err);
     }
   }
 

@@ -8,6 +8,8 @@ export interface WorkersOf {
   readonly workers: readonly WorkerWire[];
   /** The host's clock when they were read (epoch ms): "last seen" counts from it. */
   readonly now: number;
+  /** Why the host cannot list them (a shared crawl it does not record now: another Redis, or none). */
+  readonly unavailable?: string;
 }
 
 export class WorkersStore extends FrameStore {
@@ -22,6 +24,13 @@ export class WorkersStore extends FrameStore {
     // An answer read before the latest event does not replace it.
     if (prev && prev.now > now) return;
     this.byCrawl.set(crawlId, { workers, now });
+    this.changed();
+  }
+
+  /** The host said why it cannot list this crawl's workers; a later list replaces it. */
+  unavailable(crawlId: number, reason: string): void {
+    if (this.byCrawl.has(crawlId) && !this.byCrawl.get(crawlId)!.unavailable) return;
+    this.byCrawl.set(crawlId, { workers: [], now: 0, unavailable: reason });
     this.changed();
   }
 }

@@ -76,7 +76,8 @@ export function CrawlHeader({ crawlId, onShowWarnings, onOpenCrawl }: CrawlHeade
   const ownLimit = useStore(log, concurrencyLimit);
   // A shared crawl's limit is its live workers' (each has its own concurrency), as the Workers tab lists them.
   const sharedLimit = useStore(stores.workers, useCallback((s: WorkersStore) => {
-    const ws = s.of(crawlId)?.workers;
+    const of = s.of(crawlId);
+    const ws = of?.unavailable === undefined ? of?.workers : undefined;
     return ws === undefined ? undefined : ws.reduce((n, w) => n + (w.alive ? w.concurrency : 0), 0);
   }, [crawlId]));
   const info = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId), [crawlId]));

@@ -56,7 +56,10 @@ export function CrawlPanel({ crawlId, onOpenCrawl, onEditCopy }: {
   // A shared crawl (serve --redis) has a Workers tab: the processes that fetch it.
   const shared = useStore(stores.crawls, useCallback((s: CrawlsStore) => s.crawl(crawlId)?.shared === true, [crawlId]));
   const live = useStore(stores.crawls, useCallback((s: CrawlsStore) => ['running', 'paused'].includes(s.crawl(crawlId)?.status ?? ''), [crawlId]));
-  const alive = useStore(stores.workers, useCallback((s: WorkersStore) => s.of(crawlId)?.workers.filter((w) => w.alive).length, [crawlId]));
+  const alive = useStore(stores.workers, useCallback((s: WorkersStore) => {
+    const of = s.of(crawlId);
+    return of?.unavailable === undefined ? of?.workers.filter((w) => w.alive).length : undefined;
+  }, [crawlId]));
   useEffect(() => commands.openCrawl(crawlId), [commands, crawlId]);
   // The desktop menu's File › Export…: the Log tab holds the export buttons.
   useEffect(() => app.transport.subscribe('app.command', (p) => {

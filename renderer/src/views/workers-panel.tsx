@@ -32,10 +32,13 @@ export function WorkersPanel({ crawlId, live }: { crawlId: number; live: boolean
         <h3>Workers</h3>
         <span className="panel-note" data-testid="workers-summary">
           {of === undefined ? 'Loading…'
+            : of.unavailable !== undefined ? 'not recorded by this host'
             : `${workers.length} ${workers.length === 1 ? 'worker' : 'workers'}, ${alive.length} alive · ${total.toFixed(1)} responses/s in all${live ? '' : ' · as last seen'}`}
         </span>
       </div>
-      {of !== undefined && workers.length === 0 ? (
+      {of?.unavailable !== undefined ? (
+        <p className="empty" data-testid="workers-unavailable">{of.unavailable}</p>
+      ) : of !== undefined && workers.length === 0 ? (
         <p className="empty">No worker has joined yet.</p>
       ) : (
         <div className="workers-scroll">

@@ -202,7 +202,8 @@ describe('HistoryWriter + HistoryReader', () => {
     const old = new Sqlite(file);
     old.exec(`ALTER TABLE slot_stats DROP COLUMN last_cause; ALTER TABLE slot_stats DROP COLUMN last_backoff;
       DROP INDEX responses_odd; ALTER TABLE responses DROP COLUMN attempt;
-      ALTER TABLE slot_stats DROP COLUMN retries; ALTER TABLE slot_stats DROP COLUMN robots; ALTER TABLE slot_stats DROP COLUMN depth_max`);
+      ALTER TABLE slot_stats DROP COLUMN retries; ALTER TABLE slot_stats DROP COLUMN robots; ALTER TABLE slot_stats DROP COLUMN depth_max;
+      ALTER TABLE crawls DROP COLUMN shared_json`);
     old.pragma('user_version = 3');
     old.close();
     const again = await openHistoryWriter(file, { workerFile: bundle.workerFile });
