@@ -138,7 +138,11 @@ export type ToWorker =
    * last flush. While the store cannot write (see `stalled`): replied to at once with that fault
    * as the error, or with `wait`, only once the store could write everything before it.
    */
-  | { readonly type: 'flush'; readonly id: number; readonly wait?: boolean }
+  | {
+    readonly type: 'flush'; readonly id: number; readonly wait?: boolean;
+    /** Only the rows: the buckets (derived, rebuilt at the next open) keep their own write timer. */
+    readonly rows?: boolean;
+  }
   /** Try the writes kept by a store fault now instead of at the next retry (the user's word). */
   | { readonly type: 'retry' }
   /** Checkpoint and close the connection, then reply. */

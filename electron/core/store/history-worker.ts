@@ -479,7 +479,7 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   let retryTimer: NodeJS.Timeout | undefined;
   let drainScheduled = false;
   /** flush({ wait }) requests answered once the writes queued before them are settled. */
-  const waiting: { id: number; upTo: number }[] = [];
+  const waiting: { id: number; upTo: number; rows: boolean }[] = [];
 
   const enqueue = (op: WriteOp): void => {
     queue.push(op);
@@ -489,10 +489,10 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
 
   const pruner = startPruning(db, store, () => !closed && stall === null);
 
-  /** Answers a flush: the buckets written, then the first data error since the last one. */
-  const answerFlush = (id: number): void => {
+  /** Answers a flush: the buckets written (unless it asked for the rows only), then the first data error since the last one. */
+  const answerFlush = (id: number, rows = false): void => {
     try {
-      store.writeAggregates();
+      if (!rows) store.writeAggregates();
     } catch (e) {
       // The buckets stay in memory and go out with the next write; a data error is worth saying.
       if (!isStoreFault(e)) unreported ??= `history aggregates not saved: ${errorText(e)}`;
@@ -540,7 +540,10 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
       if (retryTimer !== undefined) clearTimeout(retryTimer);
       retryTimer = undefined;
     }
-    while (waiting.length > 0 && waiting[0].upTo <= settled) answerFlush(waiting.shift()!.id);
+    while (waiting.length > 0 && waiting[0].upTo <= settled) {
+      const w = waiting.shift()!;
+      answerFlush(w.id, w.rows);
+    }
     return queue.length === 0;
   };
 
@@ -593,8 +596,8 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
     }
     const empty = drain();
     if (m.type === 'flush') {
-      if (empty) answerFlush(m.id);
-      else if (m.wait) waiting.push({ id: m.id, upTo: enqueued });
+      if (empty) answerFlush(m.id, m.rows === true);
+      else if (m.wait) waiting.push({ id: m.id, upTo: enqueued, rows: m.rows === true });
       else post(port, { type: 'reply', id: m.id, error: stalledError('history not flushed') });
       return;
     }

@@ -521,14 +521,16 @@ export class HistoryWriter extends EventEmitter {
    * (or the writer closes). With `{ urgent: true }` (a crawl has ended and waits for its history:
    * nothing of it competes with the worker any more) an idle-priority worker is raised to normal
    * priority at once instead of after BACKGROUND_LAG_MS, so a busy machine does not hold the end
-   * of a crawl back; it goes back to idle as after any raise.
+   * of a crawl back; it goes back to idle as after any raise. With `{ rows: true }` it resolves
+   * once the rows are committed, leaving the buckets (derived from them) to their own timer: for
+   * a caller that flushes many times a second (a shared crawl's recorder acknowledging a batch).
    */
-  flush(o: { readonly wait?: boolean; readonly urgent?: boolean } = {}): Promise<void> {
+  flush(o: { readonly wait?: boolean; readonly urgent?: boolean; readonly rows?: boolean } = {}): Promise<void> {
     if (this.state === CLOSED) return Promise.resolve();
     if (this.state === DEAD) return Promise.reject(this.fatalError);
     if (o.urgent && this.policy === 'idle') this.raise();
     this.send();
-    return this.request((id) => ({ type: 'flush', id, ...(o.wait ? { wait: true } : {}) })).then(() => undefined);
+    return this.request((id) => ({ type: 'flush', id, ...(o.wait ? { wait: true } : {}), ...(o.rows ? { rows: true } : {}) })).then(() => undefined);
   }
 
   /** Flushes, checkpoints and closes the database, and ends the worker. Safe to call twice. */

@@ -124,6 +124,26 @@ describe('HistoryWriter + HistoryReader', () => {
     await writer.close();
   });
 
+  it('a flush of the rows only commits them and leaves the buckets to their timer; a plain flush writes both', async () => {
+    const { file, writer } = await openPair();
+    const crawlId = await writer.createCrawl('rows', {}, {});
+    // The first batch's buckets go out on their timer (its first write is due at once); the next are within its 5 s.
+    writer.recordResponse(crawlId, sampleResponse(0, { slot: 's0.example' }));
+    await writer.flush({ wait: true, rows: true });
+    for (let i = 1; i < 50; i++) writer.recordResponse(crawlId, sampleResponse(i, { slot: `s${i % 5}.example` }));
+    await writer.flush({ wait: true, rows: true });
+    const db = new Sqlite(file, { readonly: true });
+    const covered = () => db.prepare('SELECT covered_id FROM series_state WHERE id = 1').pluck().get() as number;
+    const rows = () => db.prepare('SELECT count(*) FROM responses WHERE crawl_id = ?').pluck().get(crawlId) as number;
+    const maxId = () => db.prepare('SELECT max(id) FROM responses').pluck().get() as number;
+    expect(rows()).toBe(50);
+    expect(covered(), 'buckets written by a rows-only flush').toBeLessThan(maxId());
+    await writer.flush();
+    expect(covered()).toBe(maxId());
+    db.close();
+    await writer.close();
+  });
+
   it('stores 100k responses across 1,000 slots', async () => {
     const { file, writer } = await openPair();
     const crawlId = await writer.createCrawl('big', {}, {});
