@@ -107,4 +107,30 @@ describe.skipIf(!hasRedis)('a shared crawl', () => {
     // Each entry is a send: after some request's start, by less than a second.
     for (const v of later) expect(starts.some((t) => v > t && v - t < 1000), String(v)).toBe(true);
   }, 120_000);
+
+  it("a worker's --concurrency bounds its requests on the wire, while its commits travel", async () => {
+    const hosts = Array.from({ length: 8 }, (_, i) => `c${i}.test`);
+    const port = await freePort();
+    const latency = 100;
+    const ext = await externalSite({
+      port,
+      hosts: Object.fromEntries(hosts.map((h, i) => [h, { address: `127.0.103.${50 + i}`, pages: 6, latency_ms: latency }])),
+    });
+    const redis = await startRedis();
+    const db = join(freshDir(), 'h.sqlite');
+    const config = configFile({
+      name: 'bounded', seeds: hosts.map((h) => `${ext.origin(h)}/`), follow: { scope: 'host' }, resolve: ext.resolve,
+      settings: { CONCURRENT_REQUESTS_PER_DOMAIN: 2, DOWNLOAD_DELAY: 0, AUTOTHROTTLE_ENABLED: false, ROBOTSTXT_OBEY: false },
+    });
+    const rec = slotscope(['crawl', '--config', config, '--db', db, '--redis', redis.url, '--name', 'rec', '--no-fetch']);
+    const worker = slotscope(['worker', '--redis', redis.url, '--name', 'w1', '--concurrency', '3']);
+    expect(await rec.exited, rec.stderr).toBe(0);
+    expect(await worker.exited, worker.stderr).toBe(0);
+    const log = arrivals(await ext.finish(), undefined, { robots: false });
+    expect(log).toHaveLength(8 * 6);
+    // Every request is served for exactly `latency` ms: those at the site when one arrives came within that time before it.
+    const atSite = log.map((e) => log.filter((x) => x.t <= e.t && x.t > e.t - (latency - 1)).length);
+    expect(Math.max(...atSite)).toBeLessThanOrEqual(3);
+    expect(Math.max(...atSite)).toBe(3);
+  }, 120_000);
 });

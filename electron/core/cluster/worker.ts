@@ -142,6 +142,13 @@ export class SharedWorker {
   private redisDown = false;
   private stopped = false;
   inFlight = 0;
+  /**
+   * Responses whose commit is on its way to Redis. They no longer count against this worker's
+   * concurrency (requests on the wire, as in a one-process crawl): the next reservation overlaps
+   * the commit's round trip. Their slots still count them in flight until the commit lands, so a
+   * host's own limit is kept. At most the concurrency of them wait at once.
+   */
+  private committing = 0;
   responses = 0;
   readonly startedAt = Date.now();
   private hbTimer: NodeJS.Timeout | null = null;
@@ -241,7 +248,7 @@ export class SharedWorker {
           if (this.status === 'finished') break;
           if (this.status === 'stopped') {
             for (const h of this.active) h.cancel('crawl stopped');
-            if (this.inFlight === 0) break;
+            if (this.inFlight === 0 && this.committing === 0) break;
             await this.sleep(50);
             continue;
           }
@@ -251,7 +258,7 @@ export class SharedWorker {
             this.log(`${this.name}: Redis answers again; fetching`);
           }
           let waitMs = 20;
-          if (this.status === 'running' && this.inFlight < this.concurrency) {
+          if (this.status === 'running' && this.inFlight < this.concurrency && this.committing < this.concurrency) {
             const got = await this.reserve(this.concurrency - this.inFlight);
             if (got.count > 0) continue;
             if (got.queued === 0 && got.leases === 0) {
@@ -267,7 +274,7 @@ export class SharedWorker {
           await this.sleep(200);
         }
       }
-      while (this.inFlight > 0) await this.sleep(20);
+      while (this.inFlight > 0 || this.committing > 0) await this.sleep(20);
       if (this.leaving) return 'left';
       return this.status === 'stopped' ? 'stopped' : 'finished';
     } finally {
@@ -484,6 +491,10 @@ export class SharedWorker {
   /** One response: the throttle step on the slot's state, its record, robots.txt or its links, all in one commit. */
   private async completed(g: Reserved, req: CrawlRequest, local: DownloadResult, robotsFetch: boolean): Promise<void> {
     const res: DownloadResult = { ...local, startedAt: local.startedAt + this.offset, endedAt: local.endedAt + this.offset };
+    // Off the wire: room for the next request while this one's commit travels.
+    this.inFlight--;
+    this.committing++;
+    this.wake?.();
     try {
       // robots.txt's rules are kept in Redis before the commit that puts the waiting page back, so it is judged by them.
       const robots = robotsFetch ? await this.robotsAnswered(req, res) : null;
@@ -503,7 +514,7 @@ export class SharedWorker {
       if (res.status !== null) this.responses++;
     } finally {
       this.leases.delete(g.token);
-      this.inFlight--;
+      this.committing--;
       this.wake?.();
     }
   }
