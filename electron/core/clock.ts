@@ -33,15 +33,30 @@ export function createRealClock(): Clock {
     now,
     defer: (fn) => void setImmediate(fn),
     setTimer(at, fn) {
-      let handle: NodeJS.Timeout;
-      const arm = () => {
+      let handle: NodeJS.Timeout | null = null;
+      let turn: NodeJS.Immediate | null = null;
+      const check = (): void => {
+        handle = null;
+        turn = null;
         const wait = at - now();
-        // Timers may fire a fraction of a millisecond early, and a wait beyond MAX_TIMER_MS is
-        // armed in clamped pieces: re-arm until the time has come (a NaN time fires at once).
-        handle = setTimeout(() => (now() < at ? arm() : fn()), wait > 0 ? Math.min(Math.ceil(wait), MAX_TIMER_MS) : 0);
+        if (!(wait > 0)) fn(); // a NaN time fires at once
+        // Node counts a timer in whole milliseconds from the loop's cached time, so it may fire a
+        // fraction of a millisecond early: that fraction is waited out in turns of the event loop
+        // (I/O keeps running), not with another timer, which would fire a millisecond or more late.
+        else if (wait < 1) turn = setImmediate(check);
+        // A wait beyond MAX_TIMER_MS is armed in clamped pieces.
+        else handle = setTimeout(check, Math.min(Math.ceil(wait), MAX_TIMER_MS));
       };
-      arm();
-      return { cancel: () => clearTimeout(handle) };
+      const wait = at - now();
+      handle = setTimeout(check, wait > 0 ? Math.min(Math.ceil(wait), MAX_TIMER_MS) : 0);
+      return {
+        cancel: () => {
+          if (handle) clearTimeout(handle);
+          if (turn) clearImmediate(turn);
+          handle = null;
+          turn = null;
+        },
+      };
     },
   };
 }
