@@ -12,7 +12,21 @@ export interface Clock {
   setTimer(at: number, fn: () => void): TimerHandle;
   /** Calls `fn` on the next turn of the event loop, after pending I/O callbacks. */
   defer(fn: () => void): void;
+  /**
+   * How long (ms) before a request's start time the scheduler may hand it to the downloader, which
+   * then holds its write until that time (see HANDOVER_LEAD_MS); 0 or absent: handed over at its time.
+   */
+  readonly handoverLeadMs?: number;
 }
+
+/**
+ * The real clock's handover lead. A timer fires up to a millisecond late and the HTTP client writes
+ * a request on a reused connection one event-loop phase after it is handed over (undici checks an
+ * idle socket first): handed over this much early, with its write held to the exact start time, a
+ * request leaves on time instead of one to two milliseconds late. Costs at most this much busy
+ * waiting per dispatch turn.
+ */
+export const HANDOVER_LEAD_MS = 1;
 
 /** performance.timeOrigin, read once: it is fixed for the process, and its getter costs on every clock read. */
 const TIME_ORIGIN = performance.timeOrigin;
@@ -31,6 +45,7 @@ export function createRealClock(): Clock {
   const now = realNow;
   return {
     now,
+    handoverLeadMs: HANDOVER_LEAD_MS,
     defer: (fn) => void setImmediate(fn),
     setTimer(at, fn) {
       let handle: NodeJS.Timeout | null = null;

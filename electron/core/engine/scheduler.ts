@@ -90,6 +90,8 @@ export class Scheduler {
   private paused = false;
   private closed = false;
   private readonly idleSlotMs: number;
+  /** Clock.handoverLeadMs: a slot due within this many ms is started now, stamped with its due time. */
+  private readonly lead: number;
   private sweepTimer: TimerHandle | null = null;
   /** Requests in flight across the crawl. */
   inFlight = 0;
@@ -102,6 +104,7 @@ export class Scheduler {
     this.random = o.random ?? Math.random;
     this.startFn = o.start;
     this.idleSlotMs = o.idleSlotMs ?? 120_000;
+    this.lead = o.clock.handoverLeadMs ?? 0;
   }
 
   /** The slot for a key, created on first use (restoring a cleaned-up slot's memory). */
@@ -342,8 +345,8 @@ export class Scheduler {
     try {
       const s = this.settings;
       let now = this.clock.now();
-      // Slots whose time has come join the ring.
-      for (let top = this.heap.peek(); top && top.heapKey <= now; top = this.heap.peek()) {
+      // Slots whose time has come (or comes within the handover lead) join the ring.
+      for (let top = this.heap.peek(); top && top.heapKey <= now + this.lead; top = this.heap.peek()) {
         this.heap.pop();
         top.inRing = true;
         this.dueRing.push(top);
@@ -372,15 +375,17 @@ export class Scheduler {
           slot.inRing = false;
           if (!slot.runnable(s)) continue;
           const at = slot.readyAt(s);
-          if (at > now) {
+          if (at > now + this.lead) {
             this.heap.set(slot, at);
             continue;
           }
-          const req = this.choose(slot, now);
+          // Due within the lead: started now, at its due time (the downloader holds the write until then).
+          const t = at > now ? at : now;
+          const req = this.choose(slot, t);
           if (!req) continue; // a scope of its next request holds it; choose() placed the slot
           this.queued--;
-          slot.begin(req, now, s, this.random);
-          this.beginScopes(req, slot, now);
+          slot.begin(req, t, s, this.random);
+          this.beginScopes(req, slot, t);
           this.inFlight++;
           this.startFn(req, slot);
           if (due) dueStarts++;
@@ -412,12 +417,12 @@ export class Scheduler {
     if (dueStarts > 0 || this.writesPending) return false;
     if (this.dueStreak >= DUE_STREAK) return true;
     const top = this.heap.peek();
-    return top === undefined || top.heapKey > now + RING_GUARD_MS;
+    return top === undefined || top.heapKey - this.lead > now + RING_GUARD_MS;
   }
 
   private armTimer(): void {
     const top = this.heap.peek();
-    const at = top ? top.heapKey : Infinity;
+    const at = top ? top.heapKey - this.lead : Infinity;
     if (at === this.timerAt && this.timer) return;
     this.timer?.cancel();
     this.timer = null;

@@ -108,6 +108,24 @@ describe('scheduler', () => {
     expect(after.indexOf('fresh')).toBeLessThanOrEqual(32);
   });
 
+  it('with a handover lead, hands a due slot over that much early, stamped with its due time', async () => {
+    // The real clock's lead (HANDOVER_LEAD_MS): the downloader holds the write until the stamp.
+    const vc = new VirtualClock(T0);
+    const clock = { now: () => vc.now(), setTimer: vc.setTimer.bind(vc), defer: vc.defer.bind(vc), handoverLeadMs: 1 };
+    const starts: { t: number; stamp: number }[] = [];
+    const sched: Scheduler = new Scheduler({
+      settings: parseSettings({ DOWNLOAD_DELAY: 0.5, RANDOMIZE_DOWNLOAD_DELAY: false }),
+      clock,
+      start: (r: CrawlRequest, slot: Slot) => {
+        starts.push({ t: vc.now() - T0, stamp: slot.lastStart - T0 });
+        vc.setTimer(vc.now() + 10, () => sched.finish(r, slot));
+      },
+    });
+    for (let i = 0; i < 3; i++) sched.enqueue(req('a', i));
+    await vc.runTo(T0 + 5000);
+    expect(starts).toEqual([{ t: 0, stamp: 0 }, { t: 499, stamp: 500 }, { t: 999, stamp: 1000 }]);
+  });
+
   it('higher priority first, FIFO within a priority', async () => {
     const h = harness({ CONCURRENT_REQUESTS: 1, CONCURRENT_REQUESTS_PER_DOMAIN: 1 }, 10);
     h.sched.pause();
