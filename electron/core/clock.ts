@@ -12,7 +12,21 @@ export interface Clock {
   setTimer(at: number, fn: () => void): TimerHandle;
   /** Calls `fn` on the next turn of the event loop, after pending I/O callbacks. */
   defer(fn: () => void): void;
+  /**
+   * How long (ms) before a request's start time the scheduler may hand it to the downloader, which
+   * then holds its write until that time (see HANDOVER_LEAD_MS); 0 or absent: handed over at its time.
+   */
+  readonly handoverLeadMs?: number;
 }
+
+/**
+ * The real clock's handover lead. A timer fires up to a millisecond late and the HTTP client writes
+ * a request on a reused connection one event-loop phase after it is handed over (undici checks an
+ * idle socket first): handed over this much early, with its write held to the exact start time, a
+ * request leaves on time instead of one to two milliseconds late. Costs at most this much busy
+ * waiting per dispatch turn.
+ */
+export const HANDOVER_LEAD_MS = 1;
 
 /** performance.timeOrigin, read once: it is fixed for the process, and its getter costs on every clock read. */
 const TIME_ORIGIN = performance.timeOrigin;
@@ -31,17 +45,33 @@ export function createRealClock(): Clock {
   const now = realNow;
   return {
     now,
+    handoverLeadMs: HANDOVER_LEAD_MS,
     defer: (fn) => void setImmediate(fn),
     setTimer(at, fn) {
-      let handle: NodeJS.Timeout;
-      const arm = () => {
+      let handle: NodeJS.Timeout | null = null;
+      let turn: NodeJS.Immediate | null = null;
+      const check = (): void => {
+        handle = null;
+        turn = null;
         const wait = at - now();
-        // Timers may fire a fraction of a millisecond early, and a wait beyond MAX_TIMER_MS is
-        // armed in clamped pieces: re-arm until the time has come (a NaN time fires at once).
-        handle = setTimeout(() => (now() < at ? arm() : fn()), wait > 0 ? Math.min(Math.ceil(wait), MAX_TIMER_MS) : 0);
+        if (!(wait > 0)) fn(); // a NaN time fires at once
+        // Node counts a timer in whole milliseconds from the loop's cached time, so it may fire a
+        // fraction of a millisecond early: that fraction is waited out in turns of the event loop
+        // (I/O keeps running), not with another timer, which would fire a millisecond or more late.
+        else if (wait < 1) turn = setImmediate(check);
+        // A wait beyond MAX_TIMER_MS is armed in clamped pieces.
+        else handle = setTimeout(check, Math.min(Math.ceil(wait), MAX_TIMER_MS));
       };
-      arm();
-      return { cancel: () => clearTimeout(handle) };
+      const wait = at - now();
+      handle = setTimeout(check, wait > 0 ? Math.min(Math.ceil(wait), MAX_TIMER_MS) : 0);
+      return {
+        cancel: () => {
+          if (handle) clearTimeout(handle);
+          if (turn) clearImmediate(turn);
+          handle = null;
+          turn = null;
+        },
+      };
     },
   };
 }

@@ -623,7 +623,7 @@ export class Crawler {
     const s = this.settings;
     return {
       origin: req.origin, path: req.path, method: req.method, timeout: s.DOWNLOAD_TIMEOUT, maxSize: s.DOWNLOAD_MAXSIZE,
-      keepBody: req.robots, keepLimit: ROBOTS_MAX_BYTES, startedAt: slot.lastStart,
+      keepBody: req.robots, keepLimit: ROBOTS_MAX_BYTES, startedAt: slot.lastStart, notBefore: slot.lastStart,
       sink: this.mayScanLinks(req) ? (status, headers, drained) => this.linkSink(req, status, headers, drained) : undefined,
     };
   }

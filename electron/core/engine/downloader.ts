@@ -45,7 +45,15 @@ export interface DownloadRequest {
   readonly sink?: (status: number, headers: Readonly<Record<string, string | string[]>>, drained: () => void) => BodySink | null;
   /** The start time the scheduler stamped (epoch ms), so records and delays share one clock read. */
   readonly startedAt?: number;
+  /**
+   * Epoch ms before which the request is not written (a request handed over ahead of its start
+   * time, Clock.handoverLeadMs): the write waits for it, so no gap on the wire is ever shorter.
+   */
+  readonly notBefore?: number;
 }
+
+/** Longest a write is held for `notBefore` (ms): the handover lead, with room for a late check. */
+const MAX_HOLD_MS = 5;
 
 export interface DownloadResult {
   readonly startedAt: number;
@@ -272,11 +280,22 @@ class Download implements DownloadHandle, DownloadResult {
     this.fail(new DownloadError('cancelled', reason));
   }
 
+  /** undici calls this right before it writes the request (on a reused connection, a check phase after dispatch). */
   onConnect(abort: Abort): void {
     this.abortFn = abort;
     if (this.cancelReason !== null) {
       abort(new DownloadError('cancelled', this.cancelReason));
       return;
+    }
+    const notBefore = this.req.notBefore;
+    if (notBefore !== undefined) {
+      // Handed over early: wait for the start time here, synchronously, where nothing else can
+      // come between the wait and the write (at most the handover lead, a fraction of a ms).
+      const wait = notBefore - this.owner.clock.now();
+      if (wait > 0) {
+        const until = performance.now() + Math.min(wait, MAX_HOLD_MS);
+        while (performance.now() < until) { /* the start time has not come */ }
+      }
     }
   }
 

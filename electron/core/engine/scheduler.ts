@@ -37,6 +37,18 @@ const PUMP_SLICE_MS = 1.5;
  * keeps them from starving.
  */
 const DUE_STREAK = 8;
+/**
+ * A waiting-free slot (most often a host's first request: a new connection, the costliest start,
+ * which can also hand the CPU to a local server for milliseconds) is not started while a waiting
+ * slot is due within this many ms, unless the waiting-free slots are owed their turn (DUE_STREAK):
+ * its cost would make the due slot's gap late.
+ */
+const RING_GUARD_MS = 1;
+/**
+ * Due starts after which a waiting-free slot starts even amid a burst of due slots whose writes
+ * are pending (a loop too busy to ever catch up must not starve new slots).
+ */
+const RING_FLOOR_STREAK = 4 * DUE_STREAK;
 
 export interface SchedulerOptions {
   readonly settings: Settings;
@@ -62,6 +74,15 @@ export class Scheduler {
   /** Ready slots that waited for their delay (see DUE_STREAK). */
   private readonly dueRing = new Deque<Slot>();
   private dueStreak = 0;
+  /**
+   * Due slots were started and their writes may not have gone out yet: the HTTP client writes a
+   * request on a reused connection one check phase later (undici checks an idle socket first), so
+   * no waiting-free slot starts until `releaseTask`, deferred after those writes, has run.
+   */
+  private writesPending = false;
+  private releaseQueued = false;
+  /** A pump started due slots while `releaseTask` was already queued: it defers once more. */
+  private releaseAgain = false;
   private timer: TimerHandle | null = null;
   private timerAt = Infinity;
   private pumpQueued = false;
@@ -69,6 +90,8 @@ export class Scheduler {
   private paused = false;
   private closed = false;
   private readonly idleSlotMs: number;
+  /** Clock.handoverLeadMs: a slot due within this many ms is started now, stamped with its due time. */
+  private readonly lead: number;
   private sweepTimer: TimerHandle | null = null;
   /** Requests in flight across the crawl. */
   inFlight = 0;
@@ -81,6 +104,7 @@ export class Scheduler {
     this.random = o.random ?? Math.random;
     this.startFn = o.start;
     this.idleSlotMs = o.idleSlotMs ?? 120_000;
+    this.lead = o.clock.handoverLeadMs ?? 0;
   }
 
   /** The slot for a key, created on first use (restoring a cleaned-up slot's memory). */
@@ -301,15 +325,28 @@ export class Scheduler {
     this.pump();
   };
 
+  /** After the writes of due slots: waiting-free slots may start again. */
+  private readonly releaseTask = (): void => {
+    if (this.releaseAgain) {
+      this.releaseAgain = false;
+      this.clock.defer(this.releaseTask);
+      return;
+    }
+    this.releaseQueued = false;
+    this.writesPending = false;
+    this.pump();
+  };
+
   /** Starts every request that may start now, rotating between ready slots. */
   pump(): void {
     if (this.pumping || this.closed) return;
     this.pumping = true;
+    let dueStarts = 0;
     try {
       const s = this.settings;
       let now = this.clock.now();
-      // Slots whose time has come join the ring.
-      for (let top = this.heap.peek(); top && top.heapKey <= now; top = this.heap.peek()) {
+      // Slots whose time has come (or comes within the handover lead) join the ring.
+      for (let top = this.heap.peek(); top && top.heapKey <= now + this.lead; top = this.heap.peek()) {
         this.heap.pop();
         top.inRing = true;
         this.dueRing.push(top);
@@ -324,45 +361,68 @@ export class Scheduler {
             this.requestPump();
             break;
           }
-          const slot = this.nextReady();
-          slot.inRing = false;
-          if (!slot.runnable(s)) continue;
           // Time is read at each start: a long pump must not stamp late starts with an early time.
           now = this.clock.now();
+          let due = this.dueRing.size > 0 && (this.ring.size === 0 || this.dueStreak < DUE_STREAK);
+          if (!due && !this.ringMayStart(now, dueStarts)) {
+            // Due slots go first; the waiting-free ones get their turn once the writes are out.
+            if (this.dueRing.size === 0) break;
+            due = true;
+          }
+          const slot = due ? this.dueRing.shift()! : this.ring.shift()!;
+          if (due) this.dueStreak++;
+          else this.dueStreak = 0;
+          slot.inRing = false;
+          if (!slot.runnable(s)) continue;
           const at = slot.readyAt(s);
-          if (at > now) {
+          if (at > now + this.lead) {
             this.heap.set(slot, at);
             continue;
           }
-          const req = this.choose(slot, now);
+          // Due within the lead: started now, at its due time (the downloader holds the write until then).
+          const t = at > now ? at : now;
+          const req = this.choose(slot, t);
           if (!req) continue; // a scope of its next request holds it; choose() placed the slot
           this.queued--;
-          slot.begin(req, now, s, this.random);
-          this.beginScopes(req, slot, now);
+          slot.begin(req, t, s, this.random);
+          this.beginScopes(req, slot, t);
           this.inFlight++;
           this.startFn(req, slot);
+          if (due) dueStarts++;
           if (slot.runnable(s)) this.place(slot);
         }
       }
     } finally {
       this.pumping = false;
     }
+    if (dueStarts > 0) {
+      // Deferred now, after the HTTP client's own deferred writes of these starts.
+      this.writesPending = true;
+      if (this.releaseQueued) this.releaseAgain = true;
+      else {
+        this.releaseQueued = true;
+        this.clock.defer(this.releaseTask);
+      }
+    }
     this.armTimer();
   }
 
-  /** The next ready slot: waited-for slots first, with a turn for the others every DUE_STREAK. */
-  private nextReady(): Slot {
-    if (this.dueRing.size > 0 && (this.ring.size === 0 || this.dueStreak < DUE_STREAK)) {
-      this.dueStreak++;
-      return this.dueRing.shift()!;
-    }
-    this.dueStreak = 0;
-    return this.ring.shift()!;
+  /**
+   * Whether a waiting-free slot may start now: not while due slots' writes are pending, nor just
+   * before the next due time (RING_GUARD_MS) unless they are owed their turn (DUE_STREAK), and
+   * always after RING_FLOOR_STREAK due starts in a row.
+   */
+  private ringMayStart(now: number, dueStarts: number): boolean {
+    if (this.dueStreak >= RING_FLOOR_STREAK) return true;
+    if (dueStarts > 0 || this.writesPending) return false;
+    if (this.dueStreak >= DUE_STREAK) return true;
+    const top = this.heap.peek();
+    return top === undefined || top.heapKey - this.lead > now + RING_GUARD_MS;
   }
 
   private armTimer(): void {
     const top = this.heap.peek();
-    const at = top ? top.heapKey : Infinity;
+    const at = top ? top.heapKey - this.lead : Infinity;
     if (at === this.timerAt && this.timer) return;
     this.timer?.cancel();
     this.timer = null;

@@ -77,6 +77,55 @@ describe('scheduler', () => {
     expect(after.slice(0, 18)).toBe('ddddddddfddddddddf');
   });
 
+  it('a waiting-free slot neither starts just before a due slot nor between due starts and their writes', async () => {
+    // Issue 17 (timing on the wire): a fresh slot's first request opens a connection, the costliest
+    // start; run just before a due slot, or between due slots' starts and the HTTP client's deferred
+    // writes of them, it makes their gaps late. It starts right after them instead.
+    const h = harness({ CONCURRENT_REQUESTS: 0, DOWNLOAD_DELAY: 1, RANDOMIZE_DOWNLOAD_DELAY: false }, 10);
+    for (let k = 0; k < 20; k++) for (let i = 0; i < 2; i++) h.sched.enqueue(req(`d${k}`, i));
+    await h.clock.runTo(T0 + 999.5);
+    // 0.5 ms before the 20 due slots: the fresh ones wait for them (RING_GUARD_MS) ...
+    for (let k = 0; k < 20; k++) h.sched.enqueue(req(`f${k}`, 0));
+    await h.clock.runTo(T0 + 999.9);
+    expect(h.starts.filter((s) => s.key[0] === 'f')).toEqual([]);
+    await h.clock.runTo(T0 + 5000);
+    const late = h.starts.filter((s) => s.t >= 999);
+    // ... and do not go between them (no 'ddddddddf' here: the due slots' writes go out first).
+    expect(late.map((s) => s.key[0]).join('')).toBe('d'.repeat(20) + 'f'.repeat(20));
+    expect(new Set(late.map((s) => s.t))).toEqual(new Set([1000]));
+  });
+
+  it('waiting-free slots are not starved by a loop that never clears its due slots', async () => {
+    // 300 slots due at once: each due start leaves its write pending, yet the fresh slot still gets
+    // its start within RING_FLOOR_STREAK (32) due starts, not after all 300.
+    const h = harness({ CONCURRENT_REQUESTS: 0, DOWNLOAD_DELAY: 1, RANDOMIZE_DOWNLOAD_DELAY: false }, 10);
+    for (let k = 0; k < 300; k++) for (let i = 0; i < 2; i++) h.sched.enqueue(req(`d${k}`, i));
+    await h.clock.runTo(T0 + 999.5);
+    h.sched.enqueue(req('fresh', 0));
+    await h.clock.runTo(T0 + 5000);
+    const after = h.starts.filter((s) => s.t >= 999).map((s) => s.key);
+    expect(after.indexOf('fresh')).toBeGreaterThanOrEqual(0);
+    expect(after.indexOf('fresh')).toBeLessThanOrEqual(32);
+  });
+
+  it('with a handover lead, hands a due slot over that much early, stamped with its due time', async () => {
+    // The real clock's lead (HANDOVER_LEAD_MS): the downloader holds the write until the stamp.
+    const vc = new VirtualClock(T0);
+    const clock = { now: () => vc.now(), setTimer: vc.setTimer.bind(vc), defer: vc.defer.bind(vc), handoverLeadMs: 1 };
+    const starts: { t: number; stamp: number }[] = [];
+    const sched: Scheduler = new Scheduler({
+      settings: parseSettings({ DOWNLOAD_DELAY: 0.5, RANDOMIZE_DOWNLOAD_DELAY: false }),
+      clock,
+      start: (r: CrawlRequest, slot: Slot) => {
+        starts.push({ t: vc.now() - T0, stamp: slot.lastStart - T0 });
+        vc.setTimer(vc.now() + 10, () => sched.finish(r, slot));
+      },
+    });
+    for (let i = 0; i < 3; i++) sched.enqueue(req('a', i));
+    await vc.runTo(T0 + 5000);
+    expect(starts).toEqual([{ t: 0, stamp: 0 }, { t: 499, stamp: 500 }, { t: 999, stamp: 1000 }]);
+  });
+
   it('higher priority first, FIFO within a priority', async () => {
     const h = harness({ CONCURRENT_REQUESTS: 1, CONCURRENT_REQUESTS_PER_DOMAIN: 1 }, 10);
     h.sched.pause();
