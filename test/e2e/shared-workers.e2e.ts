@@ -200,6 +200,17 @@ const RESTART_HOSTS = {
   'south.example.test': { address: '127.0.112.22', pages: 500, latency_ms: { base: 30, jitter: 10 } },
 };
 
+/** The host started again on `db` and `redis`, its console open on the paused shared crawl's Workers tab. */
+async function reopened(t: TestContext, db: string, redis: string) {
+  const second = await startHost(t, db, redis);
+  const p = await openPage(t, second.server.url);
+  const { page } = p;
+  await waitForText(page.getByTestId('crawl-status'), 'paused');
+  await page.getByTestId('crawl-shared').first().waitFor({ timeout: 5000 });
+  await page.getByRole('tab', { name: /^Workers/ }).click();
+  return { second, p, page };
+}
+
 /** A console host (the core with a Redis, its WebSocket server); close() is safe to call twice. */
 async function startHost(t: TestContext, db: string, redis: string) {
   const core = await createCore({ db, redis });
@@ -237,12 +248,7 @@ test('shared crawl after a host restart: listed shared with its workers and thei
   // The host quits (as Ctrl-C on serve does) and starts again on the same database and Redis.
   await first.close();
   const quiet = site.log.length;
-  const second = await startHost(t, db, redis);
-  const p = await openPage(t, second.server.url);
-  const { page } = p;
-  await waitForText(page.getByTestId('crawl-status'), 'paused');
-  await page.getByTestId('crawl-shared').first().waitFor({ timeout: 5000 });
-  await page.getByRole('tab', { name: /^Workers/ }).click();
+  const { second, p, page } = await reopened(t, db, redis);
   let own = '';
   await waitFor(async () => {
     own = (await second.call<{ workers: WorkerWire[] }>('crawls.workers', { id })).workers.find((w) => w.name !== 'w-stay')?.name ?? '';
@@ -306,12 +312,7 @@ test('a shared crawl its Redis no longer has: the Workers tab says why, and Resu
   const n = site.log.length;
   const port = new URL(redis).port;
   assert.equal(spawnSync('redis-cli', ['-p', port, 'FLUSHALL'], { encoding: 'utf8' }).stdout.trim(), 'OK');
-  const second = await startHost(t, db, redis);
-  const p = await openPage(t, second.server.url);
-  const { page } = p;
-  await waitForText(page.getByTestId('crawl-status'), 'paused');
-  await page.getByTestId('crawl-shared').first().waitFor({ timeout: 5000 });
-  await page.getByRole('tab', { name: /^Workers/ }).click();
+  const { second, p, page } = await reopened(t, db, redis);
   await page.getByTestId('workers-unavailable').waitFor({ timeout: 5000 });
   assert.match((await textOf(page.getByTestId('workers-unavailable'))) ?? '', new RegExp(`crawl ${id} is a shared crawl this host does not record now`));
   assert.equal(await textOf(page.getByTestId('workers-summary')), 'not recorded by this host');
