@@ -185,6 +185,9 @@ export async function runCrawl(o: RunCrawlOptions): Promise<RunCrawlResult> {
       return { summary, stats: s, committedAt };
     }
     guard.ended();
+    // The worker writes the crawl's buckets while the crawler closes its connections (both ~100 ms
+    // over 1,000 hosts, one after the other before), on the other core.
+    writer.writeAggregatesNow();
     await crawler.close();
     p.close();
     const summary: CrawlSummary = {

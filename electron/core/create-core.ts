@@ -341,6 +341,8 @@ export async function createCore(o: CoreOptions): Promise<Core> {
       writer.updateCrawl(id, { status: stats.status, finishedAt: stats.finishedAt, settings: crawler.currentSettings,
         summary: { crawl_id: id, requests: stats.requests, responses: stats.responses, by_status: stats.byStatus,
           failures: stats.failures, slots: stats.slots, seconds: ((stats.finishedAt ?? 0) - (stats.startedAt ?? 0)) / 1000 } });
+      // The worker writes the buckets while the crawler closes its connections (see runCrawl).
+      writer.writeAggregatesNow();
       await crawler.close();
       // Urgent: the crawl has ended; its history need not wait behind other programs (an idle-priority worker is raised).
       await writer.flush({ urgent: true }).catch(() => undefined);

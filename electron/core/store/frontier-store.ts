@@ -106,24 +106,33 @@ export class FrontierWriter {
   }
 }
 
-/** State UPDATEs of distinct rows, kept to be written as runs of consecutive seqs (see FrontierWriter.apply). */
+/**
+ * State UPDATEs of distinct rows, kept to be written as runs of consecutive seqs (see
+ * FrontierWriter.apply). In typed arrays: the crawl ids and seqs come from a Float64Array, and in
+ * plain arrays the first of them changed the arrays' elements kind (their map), which deoptimized
+ * the worker's apply() mid-crawl (--trace-deopt: 'wrong map').
+ */
 class StateUpdates {
-  private crawls: number[] = [];
-  private seqs: number[] = [];
-  private states: number[] = [];
+  private crawls = new Float64Array(256);
+  private seqs = new Float64Array(256);
+  private states = new Float64Array(256);
+  private n = 0;
 
   add(crawlId: number, seq: number, state: number): void {
-    this.crawls.push(crawlId);
-    this.seqs.push(seq);
-    this.states.push(state);
+    if (this.n === this.seqs.length) this.grow();
+    this.crawls[this.n] = crawlId;
+    this.seqs[this.n] = seq;
+    this.states[this.n] = state;
+    this.n++;
   }
 
   /** Writes what was added (by crawl, state and seq; each row is in it once) and empties it. */
   write(one: Statement, range: Statement): void {
-    const n = this.seqs.length;
+    const n = this.n;
     if (n === 0) return;
     const { crawls, seqs, states } = this;
-    const order = Array.from({ length: n }, (_, i) => i);
+    const order = new Uint32Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
     order.sort((a, b) => crawls[a] - crawls[b] || states[a] - states[b] || seqs[a] - seqs[b]);
     for (let r = 0; r < n;) {
       const first = order[r];
@@ -139,9 +148,19 @@ class StateUpdates {
       else range.run(states[first], crawls[first], seqs[first], lastSeq);
       r = end;
     }
-    this.crawls = [];
-    this.seqs = [];
-    this.states = [];
+    this.n = 0;
+  }
+
+  private grow(): void {
+    const size = this.seqs.length * 2;
+    const more = (a: Float64Array): Float64Array<ArrayBuffer> => {
+      const b = new Float64Array(size);
+      b.set(a);
+      return b;
+    };
+    this.crawls = more(this.crawls);
+    this.seqs = more(this.seqs);
+    this.states = more(this.states);
   }
 }
 

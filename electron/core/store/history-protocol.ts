@@ -145,6 +145,12 @@ export type ToWorker =
   }
   /** Try the writes kept by a store fault now instead of at the next retry (the user's word). */
   | { readonly type: 'retry' }
+  /**
+   * Write the buckets in memory now (after every write before it), with no reply: a crawl has
+   * ended, and its final flush then finds little left to write. A data error is kept for the next
+   * flush's reply; while the store cannot write, nothing is done.
+   */
+  | { readonly type: 'aggregates' }
   /** Checkpoint and close the connection, then reply. */
   | { readonly type: 'close'; readonly id: number };
 

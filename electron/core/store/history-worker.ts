@@ -363,7 +363,8 @@ class HistoryStore {
     const batchCrawls: number[] = [];
     // Keyed by slot id alone: slot ids are unique across crawls.
     const stats = new Map<number, Acc>();
-    const statuses = new Map<string, [number, number, number]>();
+    // Keyed by crawl id and status as one number (a string key would be built per response).
+    const statuses = new Map<number | string, [number, number, number]>();
     const acc = (map: Map<number, Acc>, crawlId: number, slotId: number): Acc => {
       let a = map.get(slotId);
       if (a === undefined) {
@@ -408,7 +409,7 @@ class HistoryStore {
       else if (nums[o + R_DEPTH] > a.depthMax) a.depthMax = nums[o + R_DEPTH];
       this.series.add(responseId, crawlId, slotId, t, status, latency, failed, delayAfter, bytes, nums[o + R_IN_FLIGHT]);
       if (status !== null) {
-        const key = `${crawlId}|${status}`;
+        const key = status >= 0 && status < 1000 && Number.isInteger(status) ? crawlId * 1000 + status : `${crawlId}|${status}`;
         const s = statuses.get(key);
         if (s === undefined) statuses.set(key, [crawlId, status, 1]);
         else s[2]++;
@@ -489,14 +490,19 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
 
   const pruner = startPruning(db, store, () => !closed && stall === null);
 
-  /** Answers a flush: the buckets written (unless it asked for the rows only), then the first data error since the last one. */
-  const answerFlush = (id: number, rows = false): void => {
+  /** Writes the buckets in memory; a data error is kept for the next flush's reply. */
+  const writeAggregates = (): void => {
     try {
-      if (!rows) store.writeAggregates();
+      store.writeAggregates();
     } catch (e) {
       // The buckets stay in memory and go out with the next write; a data error is worth saying.
       if (!isStoreFault(e)) unreported ??= `history aggregates not saved: ${errorText(e)}`;
     }
+  };
+
+  /** Answers a flush: the buckets written (unless it asked for the rows only), then the first data error since the last one. */
+  const answerFlush = (id: number, rows = false): void => {
+    if (!rows) writeAggregates();
     post(port, { type: 'reply', id, error: unreported });
     unreported = undefined;
   };
@@ -595,6 +601,10 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
       return;
     }
     const empty = drain();
+    if (m.type === 'aggregates') {
+      if (empty) writeAggregates();
+      return;
+    }
     if (m.type === 'flush') {
       if (empty) answerFlush(m.id, m.rows === true);
       else if (m.wait) waiting.push({ id: m.id, upTo: enqueued, rows: m.rows === true });

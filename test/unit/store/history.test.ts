@@ -144,6 +144,31 @@ describe('HistoryWriter + HistoryReader', () => {
     await writer.close();
   });
 
+  it('writeAggregatesNow() writes the buckets in memory without a flush (a crawl that has ended, before its final flush)', async () => {
+    const { file, writer } = await openPair();
+    const crawlId = await writer.createCrawl('buckets', {}, {});
+    const t0 = 1_700_000_000_000;
+    for (let i = 0; i < 10; i++) writer.recordResponse(crawlId, sampleResponse(i, { t: t0 + i * 100 }));
+    await writer.flush();
+    const db = new Sqlite(file, { readonly: true });
+    const stored = (): number =>
+      db.prepare('SELECT coalesce(sum(requests), 0) FROM series WHERE crawl_id = ? AND res_ms = 3600000 AND slot_id = 0').pluck().get(crawlId) as number;
+    const committed = (): number => db.prepare('SELECT count(*) FROM responses WHERE crawl_id = ?').pluck().get(crawlId) as number;
+    expect(stored()).toBe(10);
+    // Sent by the flush timer: committed, but buckets are written at most every AGGREGATE_WRITE_MS (5 s).
+    for (let i = 10; i < 30; i++) writer.recordResponse(crawlId, sampleResponse(i, { t: t0 + i * 100 }));
+    const deadline = Date.now() + 3_000;
+    while (committed() < 30 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(committed()).toBe(30);
+    expect(stored()).toBe(10);
+    writer.writeAggregatesNow();
+    const until = Date.now() + 2_000;
+    while (stored() < 30 && Date.now() < until) await new Promise((r) => setTimeout(r, 10));
+    expect(stored()).toBe(30);
+    db.close();
+    await writer.close();
+  });
+
   it('stores 100k responses across 1,000 slots', async () => {
     const { file, writer } = await openPair();
     const crawlId = await writer.createCrawl('big', {}, {});
