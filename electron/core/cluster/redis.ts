@@ -96,7 +96,6 @@ export async function connectRedis(url: string, o: ConnectOptions): Promise<Redi
     connectTimeout: (o.connectSeconds ?? 5) * 1000,
     connectionName: o.name.replace(/[^\w.:-]/g, '_').slice(0, 60),
     retryStrategy: (times) => Math.min(50 * times, 500),
-    enableAutoPipelining: !tls && process.env.SLOTSCOPE_REDIS_PIPELINE !== '0',
     ...(tls ? { tls } : {}),
   });
   for (const [name, lua] of Object.entries(SCRIPTS)) r.defineCommand(name, { numberOfKeys: 0, lua });
