@@ -258,8 +258,8 @@ export class SharedWorker {
             this.log(`${this.name}: Redis answers again; fetching`);
           }
           let waitMs = 20;
-          if (this.status === 'running' && this.inFlight < this.concurrency && this.committing < this.concurrency) {
-            const got = await this.reserve(this.concurrency - this.inFlight);
+          if (this.status === 'running' && this.room() > 0) {
+            const got = await this.reserve(this.room());
             if (got.count > 0) continue;
             if (got.queued === 0 && got.leases === 0) {
               if ((await script(this.r, 'ssFinish', [this.P])) === 1) continue;
@@ -326,7 +326,35 @@ export class SharedWorker {
     if (n > 0) this.log(`${this.name}: ${n} requests reserved as Redis went away (the reply was lost) went back to the queue, unsent`);
   }
 
+  /** Requests asked for by reservations still on their way (they may all come back). */
+  private reserving = 0;
+
+  /** Room for more requests: this worker's concurrency less what is on the wire, committing or asked for. */
+  private room(): number {
+    return Math.min(this.concurrency - this.inFlight, this.concurrency - this.committing) - this.reserving;
+  }
+
+  /**
+   * A response freed room: a reservation goes out at once, beside any still on its way, instead of
+   * after it (each lane's cycle is a reservation's round trip plus the fetch; serialising the
+   * reservations made them the crawl's bottleneck on a fast host). Its failure is the loop's to see.
+   */
+  private topUp(): void {
+    if (this.status !== 'running' || this.redisDown || this.stopped || this.leaving) return;
+    const n = this.room();
+    if (n > 0) void this.reserve(n).catch(() => undefined);
+  }
+
   private async reserve(max: number): Promise<{ count: number; queued: number; leases: number; nextDue: number | null; now: number }> {
+    this.reserving += max;
+    try {
+      return await this.reserveNow(max);
+    } finally {
+      this.reserving -= max;
+    }
+  }
+
+  private async reserveNow(max: number): Promise<{ count: number; queued: number; leases: number; nextDue: number | null; now: number }> {
     // The downloader's clock (sub-millisecond), which the offset converts.
     const t0 = realNow();
     const out = (await script(this.r, 'ssReserve', [this.P, this.name, max, LOCK_MS])) as string[];
@@ -494,6 +522,7 @@ export class SharedWorker {
     // Off the wire: room for the next request while this one's commit travels.
     this.inFlight--;
     this.committing++;
+    this.topUp();
     this.wake?.();
     try {
       // robots.txt's rules are kept in Redis before the commit that puts the waiting page back, so it is judged by them.
