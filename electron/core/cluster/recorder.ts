@@ -22,12 +22,6 @@ import { addArgs, HEARTBEAT_TTL_MS, sharedUnsupported, SharedWorker, slotOf, typ
 export const GROUP = 'recorder';
 /** Entries read from the stream per batch. */
 const BATCH = 1000;
-/**
- * After a short batch, the recorder lets records gather this long before it reads again: each read
- * costs a round trip, a commit in SQLite and an acknowledgement, and at thousands of responses a
- * second one read per few records cost the fetching process a tenth of its CPU (SLOTSCOPE_RECORD_PACE_MS).
- */
-const PACE_MS = Number(process.env.SLOTSCOPE_RECORD_PACE_MS ?? 25);
 /** Seeds queued per script call. */
 const SEED_BATCH = 500;
 
@@ -262,10 +256,7 @@ export class Recorder {
         entries = res?.[0]?.[1] ?? [];
         const redelivered = cursor !== '>';
         if (redelivered) cursor = entries.length === 0 ? '>' : entries[entries.length - 1]![0];
-        if (entries.length > 0) {
-          await this.record(entries, redelivered);
-          if (entries.length < BATCH && !redelivered && PACE_MS > 0) await new Promise((r) => setTimeout(r, PACE_MS));
-        }
+        if (entries.length > 0) await this.record(entries, redelivered);
         if (Date.now() - lastSweep >= 1000) {
           lastSweep = Date.now();
           await this.sweep();
