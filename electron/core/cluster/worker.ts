@@ -340,10 +340,18 @@ export class SharedWorker {
    * reservations made them the crawl's bottleneck on a fast host). Its failure is the loop's to see.
    */
   private topUp(): void {
-    if (this.status !== 'running' || this.redisDown || this.stopped || this.leaving) return;
-    const n = this.room();
-    if (n > 0) void this.reserve(n).catch(() => undefined);
+    // Once per turn of the event loop: the responses read in one turn share one reservation.
+    if (this.topUpQueued) return;
+    this.topUpQueued = true;
+    setImmediate(() => {
+      this.topUpQueued = false;
+      if (this.status !== 'running' || this.redisDown || this.stopped || this.leaving) return;
+      const n = this.room();
+      if (n > 0) void this.reserve(n).catch(() => undefined);
+    });
   }
+
+  private topUpQueued = false;
 
   private async reserve(max: number): Promise<{ count: number; queued: number; leases: number; nextDue: number | null; now: number }> {
     this.reserving += max;
