@@ -50,10 +50,10 @@ export interface StreamedRecord {
   readonly events?: readonly EventRecord[];
 }
 
-/** Settings a shared crawl cannot honour yet, refused by name when it is created. */
 /** Links a worker remembers handing to Redis (about 100 B each: 20 MB at most). */
 export const HANDED_OVER_MAX = 200_000;
 
+/** Settings a shared crawl cannot honour yet, refused by name when it is created. */
 export function sharedUnsupported(c: CrawlConfig): string[] {
   const s = c.settings;
   const out: string[] = [];
@@ -337,7 +337,7 @@ export class SharedWorker {
   /**
    * A response freed room: a reservation goes out at once, beside any still on its way, instead of
    * after it (each lane's cycle is a reservation's round trip plus the fetch; serialising the
-   * reservations made them the crawl's bottleneck on a fast host). Its failure is the loop's to see.
+   * reservations made them the crawl's bottleneck on a fast host).
    */
   private topUp(): void {
     // Once per turn of the event loop: the responses read in one turn share one reservation.
@@ -347,7 +347,8 @@ export class SharedWorker {
       this.topUpQueued = false;
       if (this.status !== 'running' || this.redisDown || this.stopped || this.leaving) return;
       const n = this.room();
-      if (n > 0) void this.reserve(n).catch(() => undefined);
+      // Redis gone: the loop's own calls see it and wait; anything else is said.
+      if (n > 0) void this.reserve(n).catch((e: unknown) => isConnectionError(e) || this.log(`${this.name}: a reservation failed: ${(e as Error).message}`));
     });
   }
 
