@@ -1,6 +1,8 @@
 // A slot's figures for the slot table, counted from the response records of a crawl the core does
 // not run itself (a Scrapy crawl streamed in, a shared crawl's workers): one shape, one count.
 
+import type { SlotSummary } from './store/queries';
+
 /** What a slot row shows of the responses recorded so far. */
 export interface SlotFigures {
   requests: number;
@@ -39,4 +41,22 @@ export function countResponse(f: SlotFigures, r: { readonly status: number | nul
   else if (k === 4) f.s4xx++;
   else if (k === 5) f.s5xx++;
   if (r.status === 429) f.s429++;
+}
+
+/** Adds what the history already holds of a slot (a crawl taken up again counts from there). */
+export function countStored(f: SlotFigures, s: SlotSummary): void {
+  f.requests += s.requests;
+  f.s2xx += s.s2xx;
+  f.s3xx += s.s3xx;
+  f.s4xx += s.s4xx;
+  f.s5xx += s.s5xx;
+  f.s429 += s.s429;
+  f.failures += s.failures;
+  f.bytes += s.bytes;
+  f.lastLatency ??= s.lastLatency;
+  // The stored mean, weighted by the slot's responses (the table shows the mean).
+  if (s.avgLatency !== null) {
+    f.latencySum += s.avgLatency * s.responses;
+    f.latencyCount += s.responses;
+  }
 }

@@ -18,7 +18,7 @@ import { parseCrawlConfig } from '../engine/crawl-config';
 import { openHistoryReader, type CrawlDetail } from '../store/queries';
 import { sharedUnsupported, SharedWorker, type QueuedRequest as QueuedInRedis, type StreamedRecord } from './worker';
 import { AppRefusal, refuse } from '../app-refusal';
-import { countResponse, emptySlotFigures, type SlotFigures } from '../slot-figures';
+import { countResponse, countStored, emptySlotFigures, type SlotFigures } from '../slot-figures';
 
 /** How often the slot rows are read from Redis (the slot table's at most 10 updates a second). */
 const SLOTS_MS = 250;
@@ -305,22 +305,8 @@ export class SharedCrawls {
       c.failures += sum.failures;
       for (const [k, n] of Object.entries(sum.by_status)) c.byStatus[k] = (c.byStatus[k] ?? 0) + n;
       for (const s of reader.slotSummaries(c.id)) {
-        const f = c.figure(s.slot);
-        f.requests += s.requests;
-        f.s2xx += s.s2xx;
-        f.s3xx += s.s3xx;
-        f.s4xx += s.s4xx;
-        f.s5xx += s.s5xx;
-        f.s429 += s.s429;
-        f.failures += s.failures;
-        f.bytes += s.bytes;
+        countStored(c.figure(s.slot), s);
         c.bytes += s.bytes;
-        f.lastLatency ??= s.lastLatency;
-        // The stored mean, weighted by the slot's responses (the table shows the mean).
-        if (s.avgLatency !== null) {
-          f.latencySum += s.avgLatency * s.responses;
-          f.latencyCount += s.responses;
-        }
       }
     } finally {
       reader.close();

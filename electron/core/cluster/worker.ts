@@ -328,6 +328,8 @@ export class SharedWorker {
 
   /** Requests asked for by reservations still on their way (they may all come back). */
   private reserving = 0;
+  /** A topUp is queued for this turn of the event loop. */
+  private topUpQueued = false;
 
   /** Room for more requests: this worker's concurrency less what is on the wire, committing or asked for. */
   private room(): number {
@@ -351,8 +353,6 @@ export class SharedWorker {
       if (n > 0) void this.reserve(n).catch((e: unknown) => isConnectionError(e) || this.log(`${this.name}: a reservation failed: ${(e as Error).message}`));
     });
   }
-
-  private topUpQueued = false;
 
   private async reserve(max: number): Promise<{ count: number; queued: number; leases: number; nextDue: number | null; now: number }> {
     this.reserving += max;
