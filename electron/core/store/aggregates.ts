@@ -100,6 +100,22 @@ interface HistMark {
   readonly dense: Float64Array | null;
 }
 
+/** Most (bin, count) pairs a histogram keeps sparse; past it, it goes dense. */
+const SPARSE_MAX = 24;
+/** Scratch of Hist.ascending (one thread, never re-entered). */
+const ORDER = new Int32Array(SPARSE_MAX);
+
+/**
+ * A count as uint32 little-endian at `o` (what Buffer's writeUInt32LE writes, without its range
+ * checks: a count is a whole number of responses, far below 2^32).
+ */
+function putUint32(out: Uint8Array, o: number, c: number): void {
+  out[o] = c & 0xff;
+  out[o + 1] = (c >>> 8) & 0xff;
+  out[o + 2] = (c >>> 16) & 0xff;
+  out[o + 3] = c >>> 24;
+}
+
 /** A bucket's histogram while it fills: sparse (bin, count) pairs, dense once it spreads wide. */
 class Hist {
   bins: number[] = [];
@@ -124,7 +140,7 @@ class Hist {
         return;
       }
     }
-    if (bins.length >= 24) {
+    if (bins.length >= SPARSE_MAX) {
       const d = new Float64Array(HIST_BINS);
       for (let i = 0; i < bins.length; i++) d[bins[i]] = this.counts[i];
       d[bin] += k;
@@ -175,16 +191,24 @@ class Hist {
     return d;
   }
 
-  /** Indexes of the sparse bins in ascending bin order (an insertion sort: there are at most 24). */
-  private ascending(): number[] {
+  /**
+   * Puts the indexes of the sparse bins in ascending bin order into ORDER (an insertion sort: there
+   * are at most SPARSE_MAX) and returns how many there are. No allocation: a bucket's row is built
+   * once per write for thousands of buckets, mostly by code the worker has not optimised yet.
+   */
+  private ascending(): number {
     const bins = this.bins;
-    const order: number[] = [];
-    for (let i = 0; i < bins.length; i++) {
-      let j = order.length;
-      while (j > 0 && bins[order[j - 1]] > bins[i]) j--;
-      order.splice(j, 0, i);
+    const k = bins.length;
+    for (let i = 0; i < k; i++) {
+      const b = bins[i];
+      let j = i;
+      while (j > 0 && bins[ORDER[j - 1]] > b) {
+        ORDER[j] = ORDER[j - 1];
+        j--;
+      }
+      ORDER[j] = i;
     }
-    return order;
+    return k;
   }
 
   /**
@@ -196,7 +220,9 @@ class Hist {
     if (n <= 0) return null;
     const rank = Math.max(1, Math.ceil(q * n));
     let seen = 0;
-    for (const i of this.ascending()) {
+    const k = this.ascending();
+    for (let r = 0; r < k; r++) {
+      const i = ORDER[r];
       seen += this.counts[i];
       if (seen >= rank) return quantileOfBin(this.bins[i], min, max);
     }
@@ -207,13 +233,20 @@ class Hist {
   encode(): Uint8Array | null {
     if (this.dense === null) {
       // The same bytes as from the dense counts below, without spreading them first.
-      const order = this.ascending().filter((i) => this.counts[i] > 0);
-      if (order.length === 0) return null;
-      const out = Buffer.allocUnsafe(order.length * 5);
+      const counts = this.counts;
+      const k = this.ascending();
+      let m = 0;
+      for (let r = 0; r < k; r++) if (counts[ORDER[r]] > 0) m++;
+      if (m === 0) return null;
+      // A plain Uint8Array (SQLite stores it as a BLOB, read back as a Buffer): Buffer's pool costs more per small blob.
+      const out = new Uint8Array(m * 5);
       let o = 0;
-      for (const i of order) {
+      for (let r = 0; r < k; r++) {
+        const i = ORDER[r];
+        const c = counts[i];
+        if (c <= 0) continue;
         out[o] = this.bins[i];
-        out.writeUInt32LE(this.counts[i], o + 1);
+        putUint32(out, o + 1, c);
         o += 5;
       }
       return out;
@@ -222,13 +255,13 @@ class Hist {
     let k = 0;
     for (let b = 0; b < HIST_BINS; b++) if (d[b] > 0) k++;
     if (k === 0) return null;
-    const out = Buffer.allocUnsafe(k * 5);
+    const out = new Uint8Array(k * 5);
     let o = 0;
     for (let b = 0; b < HIST_BINS; b++) {
       const c = d[b];
       if (c <= 0) continue;
       out[o] = b;
-      out.writeUInt32LE(c, o + 1);
+      putUint32(out, o + 1, c);
       o += 5;
     }
     return out;
