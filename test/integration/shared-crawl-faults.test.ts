@@ -65,7 +65,19 @@ describe.skipIf(!hasRedis)('a shared crawl survives', () => {
     const victim = slotscope(['worker', '--redis', redis.url, '--name', 'victim']);
     const other = slotscope(['worker', '--redis', redis.url, '--name', 'other']);
     await said(victim, /joined shared crawl/);
-    await sleep(1200);
+    await sleep(600);
+    // Killed while it holds a lease (a request in flight): stopped first, so what it holds can be read
+    // and cannot change; let go and tried again a moment later when it held none. A worker killed with
+    // nothing in flight near the end lets the crawl finish before its heartbeat runs out, and the death
+    // this test is about would go unseen (it did once in CI: the crawl ended 660 ms after the kill).
+    for (let tries = 0; ; tries++) {
+      victim.child.kill('SIGSTOP');
+      await sleep(30); // its commands already on the wire land
+      if (Number(redis.cli('SCARD', 'ss:c:{1}:wl:victim')) > 0) break;
+      victim.child.kill('SIGCONT');
+      if (tries > 400) throw new Error(`worker victim never held a lease: ${victim.stderr.slice(-500)}`);
+      await sleep(5 + (tries % 7) * 4);
+    }
     victim.child.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await exitOf(rec, 60_000, [rec, victim, other], redis), rec.stderr).toBe(0);
@@ -79,6 +91,7 @@ describe.skipIf(!hasRedis)('a shared crawl survives', () => {
     const twice = [...counts.values()].filter((n) => n > 1).length;
     expect([...counts.values()].every((n) => n <= 2)).toBe(true);
     expect(twice).toBeLessThanOrEqual(summary.requeued);
+    expect(summary.requeued, 'what the dead worker held went back to the queue').toBeGreaterThan(0);
     expect(rec.stderr, `killed at +${Date.now() - killedAt} ms before the end`).toMatch(/worker victim stopped answering/);
     // Nothing recorded twice; every page recorded.
     const rows = rowsOf(db, summary.crawl_id);
