@@ -8,7 +8,7 @@ import { Crawler } from '../../electron/core/engine/crawler';
 import { benchFile, runOnce, startChild, type Child } from './lib/children';
 import { clockNow, FLAT_OUT, makeConfig, runEngine } from './lib/engine';
 import { makeAgent, runRaw, type RawTarget } from './lib/raw-client';
-import { coreShare, detail, figure, fmt, mainThreadCpu, median } from './lib/report';
+import { coreShare, detail, figure, fmt, mainThreadCpu, median, watchThreads } from './lib/report';
 
 /**
  * Sides: `engine` is the figure (runCrawl with history); `engine-bare` (Crawler, no sinks) shows
@@ -58,6 +58,8 @@ interface ClientResult {
   readonly mainCpuPerRequest: number;
   readonly lagP99: number;
   readonly lagMax: number;
+  /** Per thread group over the window, ms on a core and ms waiting for one (Linux). */
+  readonly threads: Record<string, [number, number]>;
 }
 
 // ------------------------------------------------------------------------------ client side
@@ -109,7 +111,9 @@ async function client(a: ClientArgs): Promise<ClientResult> {
       let cpu0 = process.cpuUsage();
       let main0 = mainThreadCpu();
       let cpuT0 = performance.now();
+      let stopWatch = (): Record<string, [number, number]> => ({});
       const begin = (): void => {
+        stopWatch = watchThreads();
         cpu0 = process.cpuUsage();
         main0 = mainThreadCpu();
         cpuT0 = performance.now();
@@ -149,6 +153,7 @@ async function client(a: ClientArgs): Promise<ClientResult> {
       lag.disable();
       const cpu1 = process.cpuUsage();
       const main1 = mainThreadCpu();
+      const threads = stopWatch();
       const ok = stats.byStatus['200'] ?? 0;
       const ms = endAt - startedAt;
       return {
@@ -167,11 +172,13 @@ async function client(a: ClientArgs): Promise<ClientResult> {
         mainCpuPerRequest: main0 === null || main1 === null ? NaN : (main1 - main0) / stats.requests,
         lagP99: lag.percentile(99) / 1e6,
         lagMax: lag.max / 1e6,
+        threads,
       };
     }
     const agent = makeAgent(resolve, IN_FLIGHT);
     const cpu0 = process.cpuUsage();
     const main0 = mainThreadCpu();
+    const stopWatch = watchThreads();
     lag.enable();
     const t0 = performance.now();
     const r = await runRaw(agent, list, IN_FLIGHT, a.side === 'raw-dispatch' ? 'dispatch' : 'request');
@@ -182,6 +189,7 @@ async function client(a: ClientArgs): Promise<ClientResult> {
     lag.disable();
     const cpu1 = process.cpuUsage();
     const main1 = mainThreadCpu();
+    const threads = stopWatch();
     return {
       side: a.side,
       ok: r.ok,
@@ -195,6 +203,7 @@ async function client(a: ClientArgs): Promise<ClientResult> {
       mainCpuPerRequest: main0 === null || main1 === null ? NaN : (main1 - main0) / (r.ok + r.failed),
       lagP99: lag.percentile(99) / 1e6,
       lagMax: lag.max / 1e6,
+      threads,
     };
   } finally {
     await stopAllocProfile(alloc, a.side);
@@ -254,6 +263,12 @@ async function scenario(server: Child, label: string, hosts: number, target: num
       `${fmt(med(side, (t) => t.cpu) * 100)}% of a core (all threads), ` +
       `server CPU ${fmt(med(side, (t) => t.serverCpu) * 100)}%, ${fmt(med(side, (t) => t.serverConnections))} connections, ` +
       `event-loop lag p99 ${fmt(med(side, (t) => t.lagP99), 1)} ms (max ${fmt(med(side, (t) => t.lagMax), 1)})`);
+  }
+  for (const side of sides) {
+    const ts = trials.get(side)!;
+    const names = [...new Set(ts.flatMap((t) => Object.keys(t.threads)))].sort();
+    const parts = names.map((k) => `${k} ${fmt(median(ts.map((t) => t.threads[k]?.[0] ?? 0)))}/${fmt(median(ts.map((t) => t.threads[k]?.[1] ?? 0)))}`);
+    if (parts.length > 0) detail(`${side.padEnd(12)} threads, ms on a core / ms waiting for one (median): ${parts.join(', ')}`);
   }
   const e = trials.get('engine')!;
   if (e.length > 0) {

@@ -7,7 +7,7 @@ import { isStoreFault, storeFaultKind, storeFaultText } from './store-faults';
 import { FrontierWriter, markInterrupted } from './frontier-store';
 import { readSchemaVersion } from './migrate';
 import { countStatus, SeriesAggregator } from './aggregates';
-import { currentThreadId } from './thread-priority';
+import { currentThreadId, nameThisThread } from './thread-priority';
 import { RetentionPruner, PRUNE_INTERVAL_MS, mergeRetention, readRetention, writeRetention } from './retention';
 import {
   R_ATTEMPT, R_BACKOFF_LEVEL, R_BYTES, R_CONTENT_TYPE, R_CRAWL, R_DELAY_AFTER, R_DELAY_BEFORE, R_DELAY_CAUSE, R_DEPTH,
@@ -444,6 +444,7 @@ function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   let db: Database;
   let lock: HistoryLock | null = null;
   let interrupted: number[];
+  nameThisThread('slotscope-hist');
   try {
     // One writer per file: a second Slotscope is refused before anything is read or written.
     lock = lockHistoryFile(init.file);

@@ -7,7 +7,9 @@ import { openHistoryReader } from './queries';
 import type { ReadRequest, ReadReply, ReadWorkerInit } from './read-protocol';
 import { READ_METHODS } from './read-protocol';
 import { readFaultText } from './store-faults';
+import { nameThisThread } from './thread-priority';
 
+nameThisThread('slotscope-read');
 const { file } = workerData as ReadWorkerInit;
 const reader = openHistoryReader(file);
 const allowed: ReadonlySet<string> = new Set(READ_METHODS);

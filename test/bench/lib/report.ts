@@ -1,7 +1,7 @@
 // Number formatting, order statistics and the one-line figure format every benchmark prints,
 // so run-all can pick out the PASS/MISS lines and list them again at the end.
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 
 /** `14,200`, with `digits` decimals. */
 export function fmt(n: number, digits = 0): string {
@@ -81,4 +81,58 @@ export function mainThreadCpu(): number | null {
   } catch {
     return null;
   }
+}
+
+/** Per thread group of this process (by thread name), nanoseconds on a core and waiting for one (Linux's schedstat; null elsewhere). */
+export type ThreadTimes = Map<string, { run: number; wait: number }>;
+
+export function threadTimes(): ThreadTimes | null {
+  try {
+    const out: ThreadTimes = new Map();
+    for (const tid of readdirSync('/proc/self/task')) {
+      let name: string;
+      let stat: string;
+      try {
+        name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+        stat = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8');
+      } catch {
+        continue; // ended meanwhile
+      }
+      // V8's and libuv's helper threads are all named after the program ('node'); the history worker names itself.
+      const key = Number(tid) === process.pid ? 'main' : name;
+      const [run, wait] = stat.split(' ').map(Number);
+      const o = out.get(key) ?? { run: 0, wait: 0 };
+      o.run += run!;
+      o.wait += wait!;
+      out.set(key, o);
+    }
+    return out;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Starts watching this process's threads; the returned function stops and gives what each thread
+ * group did since, in ms on a core and ms waiting for one. Read every 20 ms as well, so a thread
+ * that ends meanwhile (the history worker, gone once runCrawl returns) keeps what it did.
+ */
+export function watchThreads(): () => Record<string, [number, number]> {
+  const first = threadTimes();
+  const seen: ThreadTimes = new Map();
+  const read = (): void => {
+    for (const [k, v] of threadTimes() ?? []) seen.set(k, v);
+  };
+  const poll = setInterval(read, 20);
+  return () => {
+    clearInterval(poll);
+    read();
+    const out: Record<string, [number, number]> = {};
+    if (!first) return out;
+    for (const [k, v] of seen) {
+      const u = first.get(k) ?? { run: 0, wait: 0 };
+      out[k] = [Math.round((v.run - u.run) / 1e6), Math.round((v.wait - u.wait) / 1e6)];
+    }
+    return out;
+  };
 }

@@ -1,7 +1,7 @@
 // The history worker's CPU priority (thread-priority.ts, HistoryWriter): idle while it keeps up,
 // normal as soon as a busy machine makes it lag, idle again once it caught up; read from the kernel.
 import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -64,6 +64,22 @@ describe('thread-priority', () => {
     expect(tid).toBeGreaterThan(0);
     expect(threadPolicy(tid!)).toBe('normal');
     expect(threadPolicy(2 ** 31 - 1)).toBeNull();
+  });
+
+  it.runIf(process.platform === 'linux')('the history worker names its thread, so top -H and per-thread CPU tell it from V8\'s helpers (all called node)', async () => {
+    const writer = await openHistoryWriter(join(freshDir(), 'h.sqlite'), { workerFile: bundle.workerFile, background: false });
+    try {
+      const names = (): string[] => readdirSync('/proc/self/task').flatMap((t) => {
+        try {
+          return [readFileSync(`/proc/self/task/${t}/comm`, 'utf8').trim()];
+        } catch {
+          return [];
+        }
+      });
+      expect(names()).toContain('slotscope-hist');
+    } finally {
+      await writer.close();
+    }
   });
 
   it('lets a thread go idle only where it may come back: CAP_SYS_NICE or RLIMIT_NICE of 20', () => {
