@@ -114,22 +114,47 @@ export function threadTimes(): ThreadTimes | null {
 
 /**
  * Starts watching this process's threads; the returned function stops and gives what each thread
- * group did since, in ms on a core and ms waiting for one. Read every 20 ms as well, so a thread
- * that ends meanwhile (the history worker, gone once runCrawl returns) keeps what it did.
+ * group did since, in ms on a core and ms waiting for one. A thread that names itself (the history
+ * worker, which ends before runCrawl returns) is read every 20 ms as well, so what it did is kept;
+ * only its own file is read then (reading every thread's would cost the client ~1 % of its window).
  */
 export function watchThreads(): () => Record<string, [number, number]> {
   const first = threadTimes();
-  const seen: ThreadTimes = new Map();
-  const read = (): void => {
-    for (const [k, v] of threadTimes() ?? []) seen.set(k, v);
-  };
-  const poll = setInterval(read, 20);
+  const named = new Map<string, { name: string; run: number; wait: number }>();
+  const poll = setInterval(() => {
+    for (const tid of readdirSync('/proc/self/task')) {
+      const known = named.get(tid);
+      if (known === undefined && Number(tid) === process.pid) continue;
+      try {
+        if (known === undefined) {
+          const name = readFileSync(`/proc/self/task/${tid}/comm`, 'utf8').trim();
+          if (name === 'node') {
+            named.set(tid, { name: '', run: 0, wait: 0 });
+            continue;
+          }
+          named.set(tid, { name, run: 0, wait: 0 });
+        }
+        const o = named.get(tid)!;
+        if (o.name === '') continue;
+        const [run, wait] = readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ').map(Number);
+        o.run = run!;
+        o.wait = wait!;
+      } catch {
+        // ended: what it did is its last reading
+      }
+    }
+  }, 20);
   return () => {
     clearInterval(poll);
-    read();
+    const last = threadTimes() ?? new Map();
+    // Named threads gone by now count with their last reading.
+    for (const o of named.values()) {
+      if (o.name === '' || last.has(o.name)) continue;
+      last.set(o.name, { run: o.run, wait: o.wait });
+    }
     const out: Record<string, [number, number]> = {};
     if (!first) return out;
-    for (const [k, v] of seen) {
+    for (const [k, v] of last) {
       const u = first.get(k) ?? { run: 0, wait: 0 };
       out[k] = [Math.round((v.run - u.run) / 1e6), Math.round((v.wait - u.wait) / 1e6)];
     }
