@@ -120,6 +120,8 @@ export function threadTimes(): ThreadTimes | null {
  */
 export function watchThreads(): () => Record<string, [number, number]> {
   const first = threadTimes();
+  if (first === null) return () => ({}); // not Linux
+  // By thread id; a thread is classified at the first reading that sees it ('' = a helper, not read again).
   const named = new Map<string, { name: string; run: number; wait: number }>();
   const poll = setInterval(() => {
     for (const tid of readdirSync('/proc/self/task')) {
@@ -148,12 +150,13 @@ export function watchThreads(): () => Record<string, [number, number]> {
     clearInterval(poll);
     const last = threadTimes() ?? new Map();
     // Named threads gone by now count with their last reading.
-    for (const o of named.values()) {
-      if (o.name === '' || last.has(o.name)) continue;
-      last.set(o.name, { run: o.run, wait: o.wait });
+    const alive = new Set(readdirSync('/proc/self/task'));
+    for (const [tid, o] of named) {
+      if (o.name === '' || alive.has(tid)) continue;
+      const sum = last.get(o.name) ?? { run: 0, wait: 0 };
+      last.set(o.name, { run: sum.run + o.run, wait: sum.wait + o.wait });
     }
     const out: Record<string, [number, number]> = {};
-    if (!first) return out;
     for (const [k, v] of last) {
       const u = first.get(k) ?? { run: 0, wait: 0 };
       out[k] = [Math.round((v.run - u.run) / 1e6), Math.round((v.wait - u.wait) / 1e6)];
