@@ -21,6 +21,8 @@ export interface StoreBundle {
   readonly dir: string;
   /** The bundled worker, passed to openHistoryWriter({ workerFile }). */
   readonly workerFile: URL;
+  /** The bundled read worker, passed to openHistoryReads. */
+  readonly readWorkerFile: URL;
   /** The bundled writer module (for child processes, which cannot load TypeScript). */
   readonly writerModule: URL;
   remove(): void;
@@ -39,6 +41,7 @@ export async function buildStoreBundle(): Promise<StoreBundle> {
     entryPoints: {
       'history-worker': join(ROOT, 'electron/core/store/history-worker.ts'),
       'history-writer': join(ROOT, 'electron/core/store/history-writer.ts'),
+      'read-worker': join(ROOT, 'electron/core/store/read-worker.ts'),
     },
     outdir: dir,
     bundle: true,
@@ -52,6 +55,7 @@ export async function buildStoreBundle(): Promise<StoreBundle> {
   return {
     dir,
     workerFile: pathToFileURL(join(dir, 'history-worker.js')),
+    readWorkerFile: pathToFileURL(join(dir, 'read-worker.js')),
     writerModule: pathToFileURL(join(dir, 'history-writer.js')),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BACKGROUND_HOLD_MS, BACKGROUND_LAG_MS, openHistoryWriter, type HistoryWriter,
 } from '../../../electron/core/store/history-writer';
+import { openHistoryReads } from '../../../electron/core/store/read-client';
 import { currentThreadId, mayLeaveIdle, processMayLeaveIdle, threadPolicy } from '../../../electron/core/store/thread-priority';
 import { buildStoreBundle, freshDir, sampleResponse, type StoreBundle } from './helpers';
 
@@ -66,8 +67,10 @@ describe('thread-priority', () => {
     expect(threadPolicy(2 ** 31 - 1)).toBeNull();
   });
 
-  it.runIf(process.platform === 'linux')('the history worker names its thread, so top -H and per-thread CPU tell it from V8\'s helpers (all called node)', async () => {
-    const writer = await openHistoryWriter(join(freshDir(), 'h.sqlite'), { workerFile: bundle.workerFile, background: false });
+  it.runIf(process.platform === 'linux')('the history and read workers name their threads, so top -H and per-thread CPU tell them from V8\'s helpers (all called node)', async () => {
+    const file = join(freshDir(), 'h.sqlite');
+    const writer = await openHistoryWriter(file, { workerFile: bundle.workerFile, background: false });
+    const reads = openHistoryReads(file, bundle.readWorkerFile);
     try {
       const names = (): string[] => readdirSync('/proc/self/task').flatMap((t) => {
         try {
@@ -77,7 +80,11 @@ describe('thread-priority', () => {
         }
       });
       expect(names()).toContain('slotscope-hist');
+      // A read answered: the read worker has run its first lines.
+      await reads.read('slotSummaries', 1);
+      expect(names()).toContain('slotscope-read');
     } finally {
+      await reads.close();
       await writer.close();
     }
   });
