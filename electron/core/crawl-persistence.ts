@@ -4,7 +4,7 @@
 import type { Settings } from '../../shared/settings';
 import type { ChangeRecord, CrawlStatus, EventRecord } from '../../shared/types';
 import type { Crawler } from './engine/crawler';
-import type { CrawlRequest } from './engine/request';
+import { NO_META, type CrawlRequest } from './engine/request';
 import { slotChanged, snapshotSlot, type FrontierSink, type SavedCrawl, type SlotSnapshot } from './engine/resume';
 import type { Slot } from './engine/slot';
 import { loadSavedCrawl } from './store/frontier-store';
@@ -19,6 +19,7 @@ export const SLOT_SNAPSHOT_MS = 1000;
 export const RESUMABLE: readonly CrawlStatus[] = ['interrupted', 'paused', 'stopped'];
 
 function metaJson(meta: Record<string, unknown>): string | null {
+  if (meta === NO_META) return null;
   for (const _ in meta) return JSON.stringify(meta);
   return null;
 }

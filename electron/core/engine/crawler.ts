@@ -9,9 +9,9 @@ import type { CrawlStatsWire } from '../../../shared/contract';
 import { createRealClock, type Clock } from '../clock';
 import { describeSeedError, type CrawlConfig } from './crawl-config';
 import { Downloader, type DownloadHandle, type DownloadRequest, type DownloadResult } from './downloader';
-import { Frontier, hostOf, parseCrawlUrl, requestTarget } from './frontier';
+import { Frontier, hostOf, Interner, parseCrawlUrl } from './frontier';
 import { decodeText, isHtml, LinkScanner, type CharsetChoice } from './links';
-import type { CrawlRequest } from './request';
+import { NO_META, type CrawlRequest } from './request';
 import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './robots';
 import { costOf, Scheduler } from './scheduler';
 import type { Slot } from './slot';
@@ -77,6 +77,12 @@ export class Crawler {
   private readonly robots = new Map<string, OriginRobots>();
   private readonly active = new Set<DownloadHandle>();
   private readonly ipCache = new Map<string, string>();
+  /**
+   * One string per host and per origin for every request of it: each request's URL gives new
+   * ones, and a queued request keeps its own until it starts (memory, and GC copying at intake).
+   */
+  private readonly hosts = new Interner();
+  private readonly origins = new Interner();
   private parked = 0;
   private statusValue: CrawlStatus = 'created';
   private startedAt: number | null = null;
@@ -179,7 +185,7 @@ export class Crawler {
   private readonly seedChunk = (): void => {
     const backlog = this.seedBacklog;
     const end = Math.min(backlog.length, this.seedNext + SEED_CHUNK);
-    while (this.seedNext < end) this.addPage(backlog[this.seedNext++]!, 0, 0, {});
+    while (this.seedNext < end) this.addPage(backlog[this.seedNext++]!, 0, 0, NO_META);
     if (this.seedNext < backlog.length) {
       this.clock.defer(this.seedChunk);
     } else {
@@ -455,17 +461,20 @@ export class Crawler {
   }
 
   private makeRequest(u: URL, depth: number, priority: number, meta: Record<string, unknown>, redirects: number, robots: boolean, seq = -1): CrawlRequest {
-    const host = hostOf(u);
+    const host = this.hosts.get(hostOf(u));
     const slotKey = this.slotKeyFor(host, meta);
     const scopes = robots ? null : this.scopesFor(u, slotKey, meta, depth);
+    const url = u.href;
+    const origin = this.origins.get(u.origin);
     return {
       retries: 0,
       scopeKeys: scopes?.keys ?? NO_SCOPES,
       costs: scopes?.costs ?? null,
       quotaWindows: null,
-      url: u.href,
-      origin: u.origin,
-      path: requestTarget(u),
+      url,
+      origin,
+      // The request target (as requestTarget gives it): the URL after its origin.
+      path: url.slice(origin.length),
       host,
       method: 'GET',
       depth,
@@ -525,7 +534,7 @@ export class Crawler {
 
   private fetchRobots(origin: string): void {
     const u = new URL('/robots.txt', origin);
-    this.scheduler.enqueue(this.makeRequest(u, 0, ROBOTS_PRIORITY, {}, 0, true));
+    this.scheduler.enqueue(this.makeRequest(u, 0, ROBOTS_PRIORITY, NO_META, 0, true));
   }
 
   private robotsAnswered(req: CrawlRequest, res: DownloadResult): void {

@@ -107,6 +107,29 @@ export function hostOf(u: URL): string {
   return h.startsWith('[') ? h.slice(1, -1) : h;
 }
 
+/** Most strings an Interner keeps; past it, it starts again (a crawl of more hosts stays bounded). */
+const INTERN_MAX = 4096;
+
+/**
+ * Hands back one string for equal strings (a host or origin per request becomes the one already
+ * held), so many long-lived requests share it. Bounded: it forgets everything when full.
+ */
+export class Interner {
+  private readonly map = new Map<string, string>();
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(s: string): string {
+    const held = this.map.get(s);
+    if (held !== undefined) return held;
+    if (this.map.size >= INTERN_MAX) this.map.clear();
+    this.map.set(s, s);
+    return s;
+  }
+}
+
 /** Registrable domain (public suffix list); the host itself for IPs and unknown suffixes. */
 export function registrableDomain(host: string): string {
   return getDomain(host, { allowPrivateDomains: true }) ?? host;

@@ -7,7 +7,7 @@ import type { ResponseRecord } from '../../../shared/types';
 import type { DownloadResult } from './downloader';
 import { parseCrawlUrl } from './frontier';
 import { isHtml, LinkScanner, type CharsetChoice } from './links';
-import type { CrawlRequest } from './request';
+import { NO_META, type CrawlRequest } from './request';
 import type { RobotsRules } from './robots';
 import type { ThrottleDecision } from './throttle/step';
 
@@ -180,7 +180,7 @@ export function followUps(
   }
   for (const href of scan.links) {
     const u = parseCrawlUrl(href);
-    if (u && scope.allowsLink(u, depth)) pages.push({ url: u, depth, priority: 0, meta: {}, redirects: 0 });
+    if (u && scope.allowsLink(u, depth)) pages.push({ url: u, depth, priority: 0, meta: NO_META, redirects: 0 });
   }
   return { pages, notes };
 }

@@ -35,6 +35,14 @@ export interface CrawlRequest {
   readonly seq?: number;
 }
 
+/**
+ * The meta of a request that has none: one frozen object shared by every such request instead of
+ * an empty object each (a queued request is kept until it starts, so each costs memory and GC
+ * copying). Meta is read, never written, by the engine and plug-ins (their API gives it read-only);
+ * a request with meta gets a copy (redirects add download_slot to a copy).
+ */
+export const NO_META: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
+
 /** Growable ring buffer. */
 class Deque<T> {
   private buf: (T | undefined)[] = new Array(4);

@@ -1,6 +1,6 @@
 // URL canonicalisation, seed lists with per-line errors, follow rules and link extraction.
 import { describe, expect, it } from 'vitest';
-import { canonicalizeUrl, Frontier, parseSeedList, registrableDomain } from '../../../electron/core/engine/frontier';
+import { canonicalizeUrl, Frontier, Interner, parseSeedList, registrableDomain } from '../../../electron/core/engine/frontier';
 import { extractLinks } from '../../../electron/core/engine/links';
 import { parseCrawlConfig } from '../../../electron/core/engine/crawl-config';
 
@@ -70,5 +70,19 @@ describe('frontier', () => {
     const none = parseCrawlConfig({ seeds: ['nope'] });
     expect(none.ok).toBe(false);
     if (!none.ok) expect(none.errors[0].message).toMatch(/seeds: no valid URL \(config seeds item 1: not an absolute URL/);
+  });
+
+  it('interns: one entry per distinct string, handed back for equal ones, and starts again past 4,096', () => {
+    const i = new Interner();
+    const first = ['http://a.test', ':8080'].join('');
+    expect(i.get(first)).toBe(first);
+    expect(i.get(['http://a.test', ':8080'].join(''))).toBe(first);
+    expect(i.size).toBe(1);
+    for (let n = 0; n < 4095; n++) i.get(`h${n}`);
+    expect(i.size).toBe(4096);
+    i.get('h1');
+    expect(i.size).toBe(4096);
+    i.get('one-more');
+    expect(i.size).toBe(1);
   });
 });
