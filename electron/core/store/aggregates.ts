@@ -624,7 +624,12 @@ export class SeriesAggregator {
     this.fresh.add(slotId);
   }
 
-  /** One response row (already inserted with id `responseId`). */
+  /** Response rows up to id `responseId` are in the buckets (add() of each given 0 for its id: a batch's rows, inserted together). */
+  coverUpTo(responseId: number): void {
+    if (responseId > this.addedUpTo) this.addedUpTo = responseId;
+  }
+
+  /** One response row (already inserted with id `responseId`, or about to be with the rows of its batch: 0, then coverUpTo). */
   add(
     responseId: number, crawlId: number, slotId: number, t: number, status: number | null, latency: number | null,
     failed: boolean, delay: number, bytes: number, inFlight: number,

@@ -18,9 +18,28 @@ export const STATE_GIVEN_UP = 3;
 /** An URL in flight at this many interrupted runs is given up instead of fetched again. */
 export const MAX_CRASHES = 2;
 
+/** Rows per multi-row frontier INSERT, and parameters per row. */
+const INSERT_ROWS = 32;
+const INSERT_COLUMNS = 9;
+
+/**
+ * A frontier INSERT of `rows` rows. It never fails on a known seq (a failing statement would roll
+ * back the responses of its batch): a seq queued again (a resumed crawl) takes the new state.
+ */
+function insertSql(rows: number): string {
+  return `INSERT INTO frontier (crawl_id, seq, url, state, depth, priority, redirects, retries, meta_json)
+       VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
+       ON CONFLICT (crawl_id, seq) DO UPDATE SET state = excluded.state, priority = excluded.priority, retries = excluded.retries`;
+}
+
 /** Worker side: applies a batch's frontier ops and slot states inside the batch transaction. */
 export class FrontierWriter {
   private readonly insert: Statement;
+  /** INSERT_ROWS rows in one statement: a seed list's rows cost about a third less than one by one. */
+  private readonly insertMany: Statement;
+  /** Parameters of the rows waiting for insertMany (INSERT_COLUMNS each). */
+  private readonly rows: unknown[] = new Array(INSERT_ROWS * INSERT_COLUMNS);
+  private nRows = 0;
   private readonly setState: Statement;
   private readonly setStateRange: Statement;
   private readonly requeue: Statement;
@@ -31,12 +50,8 @@ export class FrontierWriter {
     /** The worker's slot-id lookup (creates the slot row when new). */
     private readonly slotId: (crawlId: number, key: string) => number,
   ) {
-    // Never fails on a known seq (a failing statement would roll back the responses of its batch).
-    this.insert = db.prepare(
-      `INSERT INTO frontier (crawl_id, seq, url, state, depth, priority, redirects, retries, meta_json)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (crawl_id, seq) DO UPDATE SET state = excluded.state, priority = excluded.priority, retries = excluded.retries`,
-    );
+    this.insert = db.prepare(insertSql(1));
+    this.insertMany = db.prepare(insertSql(INSERT_ROWS));
     this.setState = db.prepare(`UPDATE frontier SET state = ? WHERE crawl_id = ? AND seq = ?`);
     this.setStateRange = db.prepare(`UPDATE frontier SET state = ? WHERE crawl_id = ? AND seq BETWEEN ? AND ?`);
     this.requeue = db.prepare(`UPDATE frontier SET state = 0, priority = ?, retries = ? WHERE crawl_id = ? AND seq = ?`);
@@ -54,6 +69,8 @@ export class FrontierWriter {
    */
   apply(b: FrontierBatch): void {
     const { nums, strs, n } = b;
+    // A batch refused midway (a data error) may have left rows in the buffer: they were rolled back.
+    this.nRows = 0;
     const last = new Map<number, number>();
     for (let i = 0; i < n; i++) {
       const o = i * FRONTIER_STRIDE;
@@ -79,7 +96,21 @@ export class FrontierWriter {
           state = jop === OP_DONE ? STATE_DONE : jop === OP_STARTED ? STATE_IN_FLIGHT : STATE_QUEUED;
           if (jop === OP_REQUEUED) p = jo;
         }
-        this.insert.run(crawlId, seq, strs[s], state, nums[o + F_DEPTH], nums[p + F_PRIORITY], nums[o + F_REDIRECTS], nums[p + F_RETRIES], strs[s + 1]);
+        const r = this.rows;
+        const c = this.nRows++ * INSERT_COLUMNS;
+        r[c] = crawlId;
+        r[c + 1] = seq;
+        r[c + 2] = strs[s];
+        r[c + 3] = state;
+        r[c + 4] = nums[o + F_DEPTH];
+        r[c + 5] = nums[p + F_PRIORITY];
+        r[c + 6] = nums[o + F_REDIRECTS];
+        r[c + 7] = nums[p + F_RETRIES];
+        r[c + 8] = strs[s + 1];
+        if (this.nRows === INSERT_ROWS) {
+          this.insertMany.run(r);
+          this.nRows = 0;
+        }
         s += 2;
         continue;
       }
@@ -87,8 +118,20 @@ export class FrontierWriter {
       if (op === OP_REQUEUED) this.requeue.run(nums[o + F_PRIORITY], nums[o + F_RETRIES], crawlId, seq);
       else states.add(crawlId, seq, op === OP_DONE ? STATE_DONE : STATE_IN_FLIGHT);
     }
+    this.insertRest();
     states.write(this.setState, this.setStateRange);
     for (const [crawlId, t, slot, json] of b.slotStates) this.slotState.run(json, t, this.slotId(crawlId, slot));
+  }
+
+  /** The rows fewer than INSERT_ROWS still waiting, one by one (and the buffer emptied, so no URL is kept). */
+  private insertRest(): void {
+    const r = this.rows;
+    for (let i = 0; i < this.nRows; i++) {
+      const c = i * INSERT_COLUMNS;
+      this.insert.run(r[c], r[c + 1], r[c + 2], r[c + 3], r[c + 4], r[c + 5], r[c + 6], r[c + 7], r[c + 8]);
+    }
+    this.nRows = 0;
+    r.fill(null);
   }
 
   /** Crash accounting before a resume (one transaction): see the `resumeFrontier` message. */

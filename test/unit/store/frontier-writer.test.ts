@@ -65,4 +65,31 @@ describe('FrontierWriter.apply', () => {
       db.close();
     }
   });
+
+  it('inserts queued rows 32 to a statement and the rest one by one: every URL, meta, folded state and a known seq taken again', () => {
+    const db = openDatabase(join(freshDir(), 'h.sqlite'));
+    try {
+      db.prepare(`INSERT INTO crawls (name, config_json, settings_json, status, created_at) VALUES ('a', '{}', '{}', 'running', 0)`).run();
+      const w = new FrontierWriter(db, () => 1);
+      const apply = (b: FrontierBatch): void => db.transaction(() => w.apply(b))();
+      apply(batch(Array.from({ length: 5 }, (_, seq): Op => [1, OP_QUEUED, seq])));
+      // 70 queued (seqs 0-69, the first 5 known already: a resumed crawl queues them again), some started or done in the same batch.
+      const ops: Op[] = [];
+      for (let seq = 0; seq < 70; seq++) ops.push([1, OP_QUEUED, seq, seq % 3, seq % 2]);
+      for (const seq of [1, 33, 64, 69]) ops.push([1, OP_STARTED, seq]);
+      for (const seq of [33, 65]) ops.push([1, OP_DONE, seq]);
+      const b = batch(ops);
+      const strs = [...b.strs];
+      for (let seq = 0; seq < 70; seq++) strs[seq * 2 + 1] = seq % 10 === 0 ? JSON.stringify({ n: seq }) : null;
+      apply({ ...b, strs });
+      const rows = db.prepare(`SELECT seq, url, state, priority, retries, meta_json FROM frontier WHERE crawl_id = 1 ORDER BY seq`).raw().all();
+      const stateOf = (seq: number): number => (seq === 33 || seq === 65 ? STATE_DONE : [1, 64, 69].includes(seq) ? STATE_IN_FLIGHT : STATE_QUEUED);
+      expect(rows).toEqual(Array.from({ length: 70 }, (_, seq) => [
+        // A known seq keeps its first URL and meta and takes the new state, priority and retries.
+        seq, `http://h1.test/p/${seq}`, stateOf(seq), seq % 3, seq % 2, seq % 10 === 0 && seq >= 5 ? JSON.stringify({ n: seq }) : null,
+      ]));
+    } finally {
+      db.close();
+    }
+  });
 });

@@ -97,6 +97,34 @@ describe('HistoryWriter + HistoryReader', () => {
     await writer.close();
   });
 
+  it('round-trips a batch of 70 varied responses (two 32-row INSERTs and six single ones) with every field, consecutive ids and the buckets covering them all', async () => {
+    const { file, writer } = await openPair();
+    const crawlId = await writer.createCrawl('many', {}, {});
+    const variants: Partial<ResponseRecord>[] = [
+      {},
+      { reused: false, contentType: null },
+      { status: null, latency: null, downloadTime: null, bytes: 0, reused: null, errorKind: 'timeout', errorMessage: 'Timed out', delayCause: 'backoff', backoffLevel: 3 },
+      { status: 429, method: 'HEAD', latency: 0, downloadTime: 0, delayCause: 'retry-after', attempt: 2 },
+      { errorKind: 'maxsize', errorMessage: 'body over 1 MB', url: 'https://ü.example/ñ?x=☃' },
+      { waitMs: 0, delayBefore: 0, delayAfter: 0, delayCause: 'none', depth: 7 },
+    ];
+    const responses = Array.from({ length: 70 }, (_, i) => sampleResponse(i, variants[i % variants.length]));
+    for (const r of responses) writer.recordResponse(crawlId, r);
+    await writer.flush();
+    const reader = openHistoryReader(file);
+    // attempt is stored but not read back by responses(): compared in SQL below.
+    expect(reader.responses(crawlId)).toEqual(responses.map(({ attempt: _, ...r }) => r));
+    reader.close();
+    const db = new Sqlite(file, { readonly: true });
+    expect(db.prepare('SELECT attempt FROM responses WHERE crawl_id = ? ORDER BY t').pluck().all(crawlId)).toEqual(responses.map((r) => r.attempt ?? 0));
+    const ids = db.prepare('SELECT id FROM responses WHERE crawl_id = ? ORDER BY t').pluck().all(crawlId) as number[];
+    expect(ids).toEqual(Array.from({ length: 70 }, (_, i) => ids[0] + i));
+    expect(db.prepare('SELECT covered_id FROM series_state WHERE id = 1').pluck().get()).toBe(ids[69]);
+    expect(db.prepare('SELECT sum(requests) FROM series WHERE crawl_id = ? AND res_ms = 1000 AND slot_id = 0').pluck().get(crawlId)).toBe(70);
+    db.close();
+    await writer.close();
+  });
+
   it('flush() commits: a separate reader sees nothing before and everything after', async () => {
     const { file, writer } = await openPair();
     const crawlId = await writer.createCrawl('flush', {}, {});
@@ -336,6 +364,20 @@ describe('HistoryWriter + HistoryReader', () => {
     const reader = openHistoryReader(file);
     expect(reader.responses(crawlId).map((r) => r.url)).toEqual([sampleResponse(3).url]);
     expect(reader.changes(crawlId, { slot: 'host3.example' })).toHaveLength(1);
+    reader.close();
+    await writer.close();
+  });
+
+  it('a batch refused inside a 32-row INSERT leaves nothing behind for the next batch', async () => {
+    const { file, writer } = await openPair();
+    const crawlId = await writer.createCrawl('ok', {}, {});
+    writer.on('error', () => undefined);
+    for (let i = 0; i < 40; i++) writer.recordResponse(i === 10 ? 4242 : crawlId, sampleResponse(i));
+    await expect(writer.flush()).rejects.toThrow(/history batch of 40 records not saved: FOREIGN KEY constraint failed/);
+    for (let i = 100; i < 140; i++) writer.recordResponse(crawlId, sampleResponse(i));
+    await writer.flush();
+    const reader = openHistoryReader(file);
+    expect(reader.responses(crawlId).map((r) => r.url)).toEqual(Array.from({ length: 40 }, (_, k) => sampleResponse(100 + k).url));
     reader.close();
     await writer.close();
   });
