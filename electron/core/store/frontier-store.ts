@@ -4,6 +4,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { SavedCrawl, SavedRequest, SavedSlot, SlotSnapshot, SlotTotals } from '../saved-crawl';
 import { openDatabase } from './database';
+import { MultiRow, valuesList } from './multi-row';
 import {
   F_CRAWL, F_DEPTH, F_OP, F_PRIORITY, F_REDIRECTS, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_DONE, OP_QUEUED, OP_REQUEUED,
   OP_STARTED, type FrontierBatch, type ResumeFrontierResult,
@@ -18,28 +19,13 @@ export const STATE_GIVEN_UP = 3;
 /** An URL in flight at this many interrupted runs is given up instead of fetched again. */
 export const MAX_CRASHES = 2;
 
-/** Rows per multi-row frontier INSERT, and parameters per row. */
-const INSERT_ROWS = 32;
+/** Parameters of a frontier row. */
 const INSERT_COLUMNS = 9;
-
-/**
- * A frontier INSERT of `rows` rows. It never fails on a known seq (a failing statement would roll
- * back the responses of its batch): a seq queued again (a resumed crawl) takes the new state.
- */
-function insertSql(rows: number): string {
-  return `INSERT INTO frontier (crawl_id, seq, url, state, depth, priority, redirects, retries, meta_json)
-       VALUES ${Array.from({ length: rows }, () => '(?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}
-       ON CONFLICT (crawl_id, seq) DO UPDATE SET state = excluded.state, priority = excluded.priority, retries = excluded.retries`;
-}
 
 /** Worker side: applies a batch's frontier ops and slot states inside the batch transaction. */
 export class FrontierWriter {
-  private readonly insert: Statement;
-  /** INSERT_ROWS rows in one statement: a seed list's rows cost about a third less than one by one. */
-  private readonly insertMany: Statement;
-  /** Parameters of the rows waiting for insertMany (INSERT_COLUMNS each). */
-  private readonly rows: unknown[] = new Array(INSERT_ROWS * INSERT_COLUMNS);
-  private nRows = 0;
+  /** Queued rows, many to an INSERT (a seed list's rows cost about a third less than one by one). */
+  private readonly inserts: MultiRow;
   private readonly setState: Statement;
   private readonly setStateRange: Statement;
   private readonly requeue: Statement;
@@ -50,8 +36,12 @@ export class FrontierWriter {
     /** The worker's slot-id lookup (creates the slot row when new). */
     private readonly slotId: (crawlId: number, key: string) => number,
   ) {
-    this.insert = db.prepare(insertSql(1));
-    this.insertMany = db.prepare(insertSql(INSERT_ROWS));
+    // Never fails on a known seq (a failing statement would roll back the responses of its batch):
+    // a seq queued again (a resumed crawl) takes the new state, priority and retries.
+    this.inserts = new MultiRow(db, (rows) =>
+      `INSERT INTO frontier (crawl_id, seq, url, state, depth, priority, redirects, retries, meta_json)
+       VALUES ${valuesList(INSERT_COLUMNS, rows)}
+       ON CONFLICT (crawl_id, seq) DO UPDATE SET state = excluded.state, priority = excluded.priority, retries = excluded.retries`, INSERT_COLUMNS);
     this.setState = db.prepare(`UPDATE frontier SET state = ? WHERE crawl_id = ? AND seq = ?`);
     this.setStateRange = db.prepare(`UPDATE frontier SET state = ? WHERE crawl_id = ? AND seq BETWEEN ? AND ?`);
     this.requeue = db.prepare(`UPDATE frontier SET state = 0, priority = ?, retries = ? WHERE crawl_id = ? AND seq = ?`);
@@ -69,8 +59,8 @@ export class FrontierWriter {
    */
   apply(b: FrontierBatch): void {
     const { nums, strs, n } = b;
-    // A batch refused midway (a data error) may have left rows in the buffer: they were rolled back.
-    this.nRows = 0;
+    // A batch refused midway (a data error) may have left rows waiting: they were rolled back.
+    this.inserts.reset();
     const last = new Map<number, number>();
     for (let i = 0; i < n; i++) {
       const o = i * FRONTIER_STRIDE;
@@ -96,8 +86,8 @@ export class FrontierWriter {
           state = jop === OP_DONE ? STATE_DONE : jop === OP_STARTED ? STATE_IN_FLIGHT : STATE_QUEUED;
           if (jop === OP_REQUEUED) p = jo;
         }
-        const r = this.rows;
-        const c = this.nRows++ * INSERT_COLUMNS;
+        const r = this.inserts.args;
+        const c = this.inserts.at();
         r[c] = crawlId;
         r[c + 1] = seq;
         r[c + 2] = strs[s];
@@ -107,10 +97,7 @@ export class FrontierWriter {
         r[c + 6] = nums[o + F_REDIRECTS];
         r[c + 7] = nums[p + F_RETRIES];
         r[c + 8] = strs[s + 1];
-        if (this.nRows === INSERT_ROWS) {
-          this.insertMany.run(r);
-          this.nRows = 0;
-        }
+        this.inserts.added();
         s += 2;
         continue;
       }
@@ -118,20 +105,9 @@ export class FrontierWriter {
       if (op === OP_REQUEUED) this.requeue.run(nums[o + F_PRIORITY], nums[o + F_RETRIES], crawlId, seq);
       else states.add(crawlId, seq, op === OP_DONE ? STATE_DONE : STATE_IN_FLIGHT);
     }
-    this.insertRest();
+    this.inserts.finish();
     states.write(this.setState, this.setStateRange);
     for (const [crawlId, t, slot, json] of b.slotStates) this.slotState.run(json, t, this.slotId(crawlId, slot));
-  }
-
-  /** The rows fewer than INSERT_ROWS still waiting, one by one (and the buffer emptied, so no URL is kept). */
-  private insertRest(): void {
-    const r = this.rows;
-    for (let i = 0; i < this.nRows; i++) {
-      const c = i * INSERT_COLUMNS;
-      this.insert.run(r[c], r[c + 1], r[c + 2], r[c + 3], r[c + 4], r[c + 5], r[c + 6], r[c + 7], r[c + 8]);
-    }
-    this.nRows = 0;
-    r.fill(null);
   }
 
   /** Crash accounting before a resume (one transaction): see the `resumeFrontier` message. */

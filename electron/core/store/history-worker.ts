@@ -5,6 +5,7 @@ import type { Database, Statement, Transaction } from 'better-sqlite3';
 import { lockHistoryFile, openDatabase, timed, type HistoryLock } from './database';
 import { isStoreFault, storeFaultKind, storeFaultText } from './store-faults';
 import { FrontierWriter, markInterrupted } from './frontier-store';
+import { MultiRow, valuesList } from './multi-row';
 import { readSchemaVersion } from './migrate';
 import { countStatus, SeriesAggregator } from './aggregates';
 import { currentThreadId, nameThisThread } from './thread-priority';
@@ -124,14 +125,8 @@ class HistoryStore {
   private readonly slotIds = new Map<number, Map<string, number>>();
   private readonly insertSlot: Statement;
   private readonly selectSlot: Statement;
-  private readonly insertResponse: Statement;
-  /** RESPONSE_ROWS rows in one statement (about 0.9 of 3.1 us a row less than one by one). */
-  private readonly insertResponses: Statement;
-  /** Parameters of the response rows waiting for insertResponses (RESPONSE_COLUMNS each). */
-  private readonly responseRows: unknown[] = new Array(RESPONSE_ROWS * RESPONSE_COLUMNS);
-  private nResponseRows = 0;
-  /** Row id of the last response inserted by this batch. */
-  private lastResponseId = 0;
+  /** Response rows, many to an INSERT. */
+  private readonly responseRows: MultiRow;
   private readonly insertChange: Statement;
   private readonly insertEvent: Statement;
   private readonly insertCrawl: Statement;
@@ -150,8 +145,11 @@ class HistoryStore {
     this.frontier = new FrontierWriter(db, (crawlId, key) => this.slotId(crawlId, key));
     this.insertSlot = db.prepare(`INSERT OR IGNORE INTO slots (crawl_id, key) VALUES (?, ?)`);
     this.selectSlot = db.prepare(`SELECT id FROM slots WHERE crawl_id = ? AND key = ?`).pluck();
-    this.insertResponse = db.prepare(insertResponsesSql(1));
-    this.insertResponses = db.prepare(insertResponsesSql(RESPONSE_ROWS));
+    this.responseRows = new MultiRow(db, (rows) =>
+      `INSERT INTO responses (crawl_id, slot_id, t, started_at, wait_ms, url, method, status, latency, download_time,
+         bytes, in_flight, delay_before, delay_after, delay_cause, backoff_level, reused, error_kind, error_message,
+         depth, content_type, attempt)
+       VALUES ${valuesList(RESPONSE_COLUMNS, rows)}`, RESPONSE_COLUMNS);
     this.insertChange = db.prepare(
       `INSERT INTO changes (crawl_id, t, slot_id, setting, source, old_json, new_json) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -359,25 +357,10 @@ class HistoryStore {
     return id;
   }
 
-  /** The response rows fewer than RESPONSE_ROWS still waiting, one by one (and the buffer emptied, so no URL is kept). */
-  private insertResponsesRest(): void {
-    const r = this.responseRows;
-    for (let i = 0; i < this.nResponseRows; i++) {
-      const c = i * RESPONSE_COLUMNS;
-      this.lastResponseId = this.insertResponse.run(
-        r[c], r[c + 1], r[c + 2], r[c + 3], r[c + 4], r[c + 5], r[c + 6], r[c + 7], r[c + 8], r[c + 9], r[c + 10],
-        r[c + 11], r[c + 12], r[c + 13], r[c + 14], r[c + 15], r[c + 16], r[c + 17], r[c + 18], r[c + 19], r[c + 20], r[c + 21],
-      ).lastInsertRowid as number;
-    }
-    this.nResponseRows = 0;
-    r.fill(null);
-  }
-
   private writeBatchRows(m: BatchMessage): void {
     const { nums, urls, dict, n } = m;
-    // A batch refused midway (a data error) may have left rows in the buffer: they were rolled back.
-    this.nResponseRows = 0;
-    this.lastResponseId = 0;
+    // A batch refused midway (a data error) may have left rows waiting: they were rolled back.
+    this.responseRows.reset();
     const str = (i: number): string | null => (i < 0 ? null : dict[i]);
     const batchSlots: number[] = [];
     const batchCrawls: number[] = [];
@@ -410,8 +393,9 @@ class HistoryStore {
       const bytes = nums[o + R_BYTES];
       const delayAfter = nums[o + R_DELAY_AFTER];
       const errorKind = str(nums[o + R_ERROR_KIND]);
-      const r = this.responseRows;
-      const c = this.nResponseRows++ * RESPONSE_COLUMNS;
+      const rows = this.responseRows;
+      const r = rows.args;
+      const c = rows.at();
       r[c] = crawlId;
       r[c + 1] = slotId;
       r[c + 2] = t;
@@ -434,10 +418,7 @@ class HistoryStore {
       r[c + 19] = nums[o + R_DEPTH];
       r[c + 20] = str(nums[o + R_CONTENT_TYPE]);
       r[c + 21] = nums[o + R_ATTEMPT];
-      if (this.nResponseRows === RESPONSE_ROWS) {
-        this.lastResponseId = this.insertResponses.run(r).lastInsertRowid as number;
-        this.nResponseRows = 0;
-      }
+      rows.added();
       const failed = errorKind !== null;
       const a = acc(stats, crawlId, slotId);
       a.add(t, status, latency, failed, delayAfter, bytes);
@@ -457,9 +438,9 @@ class HistoryStore {
       }
     }
 
-    this.insertResponsesRest();
+    this.responseRows.finish();
     // A multi-row INSERT gives its rows consecutive ids: the last one inserted is the batch's highest.
-    if (n > 0) this.series.coverUpTo(this.lastResponseId);
+    if (n > 0) this.series.coverUpTo(this.responseRows.lastId);
 
     for (const a of stats.values()) {
       this.upsertSlotStats.run(
@@ -484,16 +465,8 @@ class HistoryStore {
   }
 }
 
-/** Response rows per multi-row INSERT, and parameters per row. */
-const RESPONSE_ROWS = 32;
+/** Parameters of a response row. */
 const RESPONSE_COLUMNS = 22;
-
-function insertResponsesSql(rows: number): string {
-  return `INSERT INTO responses (crawl_id, slot_id, t, started_at, wait_ms, url, method, status, latency, download_time,
-         bytes, in_flight, delay_before, delay_after, delay_cause, backoff_level, reused, error_kind, error_message,
-         depth, content_type, attempt)
-       VALUES ${Array.from({ length: rows }, () => `(${Array(RESPONSE_COLUMNS).fill('?').join(', ')})`).join(', ')}`;
-}
 
 function run(port: NonNullable<typeof parentPort>, init: WorkerInit): void {
   let store: HistoryStore;
