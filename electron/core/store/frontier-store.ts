@@ -24,6 +24,8 @@ const INSERT_COLUMNS = 9;
 
 /** Worker side: applies a batch's frontier ops and slot states inside the batch transaction. */
 export class FrontierWriter {
+  /** State UPDATEs of a batch, as runs (emptied by each write). */
+  private readonly states = new StateUpdates();
   /** Queued rows, many to an INSERT (a seed list's rows cost about a third less than one by one). */
   private readonly inserts: MultiRow;
   private readonly setState: Statement;
@@ -52,33 +54,48 @@ export class FrontierWriter {
    * Applies the ops in order, folded per row: only the last state op of a row in this batch is
    * written, and a row queued in this batch is inserted with that state at once (the common
    * queued → started → done of a fast page is one INSERT; started → done is one UPDATE). The
-   * state UPDATEs of different rows do not depend on each other: they wait until the next INSERT
-   * (or the end) and go out as one UPDATE per run of consecutive seqs given the same state (the
+   * state UPDATEs never touch a row inserted by the same batch (its state went into the INSERT):
+   * they go out after the INSERTs, as one UPDATE per run of consecutive seqs given the same state (the
    * pages of a batch finish in about their acceptance order, so a batch's thousands of rows are a
    * few runs: one statement each instead of one per row).
    */
   apply(b: FrontierBatch): void {
-    const { nums, strs, n } = b;
-    // A batch refused midway (a data error) may have left rows waiting: they were rolled back.
+    // A batch refused midway (a data error) may have left rows and updates waiting: they were rolled back.
     this.inserts.reset();
+    const { nums, n } = b;
+    this.states.clear();
     const last = new Map<number, number>();
+    let stateOps = 0;
     for (let i = 0; i < n; i++) {
       const o = i * FRONTIER_STRIDE;
-      if (nums[o + F_OP] !== OP_QUEUED) last.set(key(nums[o + F_CRAWL], nums[o + F_SEQ]), i);
+      if (nums[o + F_OP] !== OP_QUEUED) {
+        last.set(key(nums[o + F_CRAWL], nums[o + F_SEQ]), i);
+        stateOps++;
+      }
     }
+    // Three parts, each its own function: a seed list's batches hold queued ops only, and the JIT
+    // then compiles insertQueued alone, instead of compiling one function that holds all three and
+    // throwing it away (a deoptimisation) at the first batch that brings the others.
+    if (stateOps < n) this.insertQueued(b, last);
+    if (stateOps > 0) this.applyStates(b, last);
+    if (b.slotStates.length > 0) this.writeSlotStates(b.slotStates);
+  }
+
+  /** The batch's queued ops as rows, each with the state of its last op in the batch (taken out of `last`). */
+  private insertQueued(b: FrontierBatch, last: Map<number, number>): void {
+    const { nums, strs, n } = b;
+    const rows = this.inserts;
     let s = 0;
-    const states = new StateUpdates();
     for (let i = 0; i < n; i++) {
       const o = i * FRONTIER_STRIDE;
+      if (nums[o + F_OP] !== OP_QUEUED) continue;
       const crawlId = nums[o + F_CRAWL];
       const seq = nums[o + F_SEQ];
-      const op = nums[o + F_OP];
-      const k = key(crawlId, seq);
-      if (op === OP_QUEUED) {
-        states.write(this.setState, this.setStateRange);
+      let state = STATE_QUEUED;
+      let p = o;
+      if (last.size > 0) {
+        const k = key(crawlId, seq);
         const j = last.get(k);
-        let state = STATE_QUEUED;
-        let p = o;
         if (j !== undefined && j > i) {
           last.delete(k); // folded into this INSERT
           const jo = j * FRONTIER_STRIDE;
@@ -86,28 +103,43 @@ export class FrontierWriter {
           state = jop === OP_DONE ? STATE_DONE : jop === OP_STARTED ? STATE_IN_FLIGHT : STATE_QUEUED;
           if (jop === OP_REQUEUED) p = jo;
         }
-        const r = this.inserts.args;
-        const c = this.inserts.at();
-        r[c] = crawlId;
-        r[c + 1] = seq;
-        r[c + 2] = strs[s];
-        r[c + 3] = state;
-        r[c + 4] = nums[o + F_DEPTH];
-        r[c + 5] = nums[p + F_PRIORITY];
-        r[c + 6] = nums[o + F_REDIRECTS];
-        r[c + 7] = nums[p + F_RETRIES];
-        r[c + 8] = strs[s + 1];
-        this.inserts.added();
-        s += 2;
-        continue;
       }
-      if (last.get(k) !== i) continue; // a later op of this batch decides the row's state
+      const r = rows.args;
+      const c = rows.at();
+      r[c] = crawlId;
+      r[c + 1] = seq;
+      r[c + 2] = strs[s];
+      r[c + 3] = state;
+      r[c + 4] = nums[o + F_DEPTH];
+      r[c + 5] = nums[p + F_PRIORITY];
+      r[c + 6] = nums[o + F_REDIRECTS];
+      r[c + 7] = nums[p + F_RETRIES];
+      r[c + 8] = strs[s + 1];
+      rows.added();
+      s += 2;
+    }
+    rows.finish();
+  }
+
+  /** The state ops of rows not queued in this batch: each row's last one, UPDATEs as runs of consecutive seqs. */
+  private applyStates(b: FrontierBatch, last: Map<number, number>): void {
+    const { nums, n } = b;
+    const states = this.states;
+    for (let i = 0; i < n; i++) {
+      const o = i * FRONTIER_STRIDE;
+      const op = nums[o + F_OP];
+      if (op === OP_QUEUED) continue;
+      const crawlId = nums[o + F_CRAWL];
+      const seq = nums[o + F_SEQ];
+      if (last.get(key(crawlId, seq)) !== i) continue; // a later op of this batch decides the row's state, or its INSERT took it
       if (op === OP_REQUEUED) this.requeue.run(nums[o + F_PRIORITY], nums[o + F_RETRIES], crawlId, seq);
       else states.add(crawlId, seq, op === OP_DONE ? STATE_DONE : STATE_IN_FLIGHT);
     }
-    this.inserts.finish();
     states.write(this.setState, this.setStateRange);
-    for (const [crawlId, t, slot, json] of b.slotStates) this.slotState.run(json, t, this.slotId(crawlId, slot));
+  }
+
+  private writeSlotStates(slotStates: FrontierBatch['slotStates']): void {
+    for (const [crawlId, t, slot, json] of slotStates) this.slotState.run(json, t, this.slotId(crawlId, slot));
   }
 
   /** Crash accounting before a resume (one transaction): see the `resumeFrontier` message. */
@@ -143,6 +175,11 @@ class StateUpdates {
     this.seqs[this.n] = seq;
     this.states[this.n] = state;
     this.n++;
+  }
+
+  /** Forgets what was added (a batch refused midway: its transaction rolled back). */
+  clear(): void {
+    this.n = 0;
   }
 
   /** Writes what was added (by crawl, state and seq; each row is in it once) and empties it. */
