@@ -9,7 +9,7 @@ import type { CrawlStatsWire } from '../../../shared/contract';
 import { createRealClock, type Clock } from '../clock';
 import { describeSeedError, type CrawlConfig } from './crawl-config';
 import { Downloader, type DownloadHandle, type DownloadRequest, type DownloadResult } from './downloader';
-import { Frontier, hostOf, Interner, parseCrawlUrl } from './frontier';
+import { asUrl, Frontier, hostOf, Interner, parseSeedUrl, type PageUrl } from './frontier';
 import { decodeText, isHtml, LinkScanner, type CharsetChoice } from './links';
 import { NO_META, type CrawlRequest } from './request';
 import { parseRobots, robotsAllows, robotsOutcome, type RobotsRules } from './robots';
@@ -101,7 +101,7 @@ export class Crawler {
    * queued SEED_CHUNK at a time, one chunk per event-loop turn, so dispatch starts after the
    * first chunk and the loop is never blocked by the whole list.
    */
-  private seedBacklog: URL[] = [];
+  private seedBacklog: PageUrl[] = [];
   private seedNext = 0;
   private resolveDone!: (s: CrawlStats) => void;
   /** Resolves when the crawl has finished or stopped and nothing is in flight. */
@@ -170,9 +170,9 @@ export class Crawler {
 
   /** Canonicalises every seed (the seed hosts scope link following), then queues the first chunk. */
   private queueSeeds(): void {
-    const seeds: URL[] = [];
+    const seeds: PageUrl[] = [];
     for (const seed of this.config.seeds) {
-      const u = parseCrawlUrl(seed);
+      const u = parseSeedUrl(seed);
       if (!u) continue;
       seeds.push(u);
       this.frontier.addSeedHost(hostOf(u));
@@ -228,7 +228,7 @@ export class Crawler {
         `gave up on ${url}: it was in flight at two interrupted runs (it may crash the crawler); not fetched again`);
     }
     for (const p of saved.pending) {
-      const u = parseCrawlUrl(p.url);
+      const u = parseSeedUrl(p.url);
       if (!u) continue;
       this.frontier.markSeen(u);
       const req = this.makeRequest(u, p.depth, p.priority, p.meta, p.redirects, false, p.seq);
@@ -441,12 +441,12 @@ export class Crawler {
   private plugin: ThrottlingManager | null = null;
 
   /** The request's scopes beyond its slot: meta.throttling_scopes, the config's rules, the plug-in. */
-  private scopesFor(u: URL, slotKey: string, meta: Record<string, unknown>, depth: number): ScopeSet | null {
+  private scopesFor(u: PageUrl, slotKey: string, meta: Record<string, unknown>, depth: number): ScopeSet | null {
     const rules = this.config.scopeRules;
     if (meta.throttling_scopes === undefined && rules.length === 0 && !this.plugin) return null;
     const set: ScopeSet = { keys: [], costs: null };
     addScopes(set, meta.throttling_scopes);
-    ruleScopes(rules, u, set);
+    if (rules.length > 0) ruleScopes(rules, asUrl(u), set);
     if (this.plugin?.getScopes) {
       try {
         addScopes(set, this.plugin.getScopes({ url: u.href, method: 'GET', meta, depth }));
@@ -460,7 +460,7 @@ export class Crawler {
     return set;
   }
 
-  private makeRequest(u: URL, depth: number, priority: number, meta: Record<string, unknown>, redirects: number, robots: boolean, seq = -1): CrawlRequest {
+  private makeRequest(u: PageUrl, depth: number, priority: number, meta: Record<string, unknown>, redirects: number, robots: boolean, seq = -1): CrawlRequest {
     const host = this.hosts.get(hostOf(u));
     const slotKey = this.slotKeyFor(host, meta);
     const scopes = robots ? null : this.scopesFor(u, slotKey, meta, depth);
@@ -490,7 +490,7 @@ export class Crawler {
   }
 
   /** A page URL from a seed or a link: de-duplicated, counted against the page limit, then robots-checked. */
-  private addPage(u: URL, depth: number, priority: number, meta: Record<string, unknown>): void {
+  private addPage(u: PageUrl, depth: number, priority: number, meta: Record<string, unknown>): void {
     if (this.frontier.pageLimitReached) return;
     if (!this.frontier.markSeen(u)) return;
     this.frontier.accepted++;
