@@ -697,7 +697,7 @@ export class Crawler {
       }
     }
     this.scheduler.finish(req, slot);
-    if (!req.robots) this.warnings.onResponse(slot, { status: res.status, latency: res.latency, bytes: res.bytes, inFlight, headers: res.headers }, s);
+    if (!req.robots) this.warnings.onResponse(slot, res, inFlight, s);
     const contentType = headerValue(res.headers, 'content-type');
     const record = responseRecord(req, slot.key, res, inFlight, d, contentType);
     this.sinks.onResponse?.(record);
@@ -773,7 +773,7 @@ export class Crawler {
 
   /** Redirects and links: each page through addPage (de-duplicated, counted, robots-checked). */
   private followUp(req: CrawlRequest, slot: Slot, res: DownloadResult, contentType: string | null): void {
-    const { pages, notes } = followUps(req, slot.key, res, contentType, this.frontier, (u) => this.frontier.markSeen(u));
+    const { pages, notes } = followUps(req, slot.key, res, contentType, this.frontier, this.markSeen);
     for (const n of notes) {
       if (n.once) this.warnOnce(n.code, slot.key, n.text);
       else this.event(n.kind, n.code, slot.key, n.text);
@@ -787,6 +787,9 @@ export class Crawler {
       } else this.addPage(p.url, p.depth, p.priority, p.meta);
     }
   }
+
+  /** A redirect's target is new (de-duplication); one function for every response. */
+  private readonly markSeen = (u: URL): boolean => this.frontier.markSeen(u);
 
   /** A charset label nobody knows: the body was decoded as UTF-8 instead, said once per slot. */
   private charsetWarning(req: CrawlRequest, slot: string, charset: CharsetChoice): void {

@@ -134,6 +134,14 @@ export function charsetNote(url: string, charset: CharsetChoice): FollowNote | n
   };
 }
 
+/** A response's pages to follow and what to say about them. */
+export interface FollowUps {
+  readonly pages: readonly FollowedPage[];
+  readonly notes: readonly FollowNote[];
+}
+
+const NO_FOLLOW_UPS: FollowUps = Object.freeze({ pages: Object.freeze([]), notes: Object.freeze([]) });
+
 /**
  * A response's redirect target or its links (read while it downloaded, by the link scanner), and
  * what to say about them. `redirectTarget` says whether a redirect's target is new (de-duplication).
@@ -141,10 +149,14 @@ export function charsetNote(url: string, charset: CharsetChoice): FollowNote | n
 export function followUps(
   req: CrawlRequest, slot: string, res: DownloadResult, contentType: string | null, scope: FollowScopeCheck,
   redirectTarget: (u: URL) => boolean,
-): { readonly pages: FollowedPage[]; readonly notes: FollowNote[] } {
+): FollowUps {
+  const status = res.status!;
+  // Most responses lead nowhere (no redirect, no links to follow): one shared empty answer.
+  if (!(status >= 300 && status < 400 && status !== 304) && (status < 200 || status >= 300 || (res.decodeError === null && !(res.sink instanceof LinkScanner)))) {
+    return NO_FOLLOW_UPS;
+  }
   const pages: FollowedPage[] = [];
   const notes: FollowNote[] = [];
-  const status = res.status!;
   if (status >= 300 && status < 400 && status !== 304) {
     const location = headerValue(res.headers, 'location');
     if (!location) return { pages, notes };

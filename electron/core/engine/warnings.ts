@@ -31,8 +31,6 @@ export interface ResponseFacts {
   readonly status: number | null;
   readonly latency: number | null;
   readonly bytes: number;
-  /** In flight on the slot when the response arrived, this one included. */
-  readonly inFlight: number;
   readonly headers: Readonly<Record<string, string | string[]>> | null;
 }
 
@@ -75,8 +73,11 @@ export class WarningWatch {
       `the crawl finds URLs faster than the throttle lets it fetch them. Narrow the follow rules or a page limit, or allow more concurrency where the sites can take it.`);
   }
 
-  /** One response of `slot` (after AutoThrottle and backoff have seen it). */
-  onResponse(slot: Slot, r: ResponseFacts, s: Settings): void {
+  /**
+   * One response of `slot` (after AutoThrottle and backoff have seen it), `inFlight` on the slot
+   * when it arrived (this one included). `r` is the download's result itself: no object per response.
+   */
+  onResponse(slot: Slot, r: ResponseFacts, inFlight: number, s: Settings): void {
     let w = this.slots.get(slot.key);
     if (!w) {
       w = { atMaxStreak: 0, fastErrorStreak: 0, sameSizeStreak: 0, lastSize: -1, sizesSeen: new Set(), okLatencySum: 0, okCount: 0,
@@ -111,7 +112,7 @@ export class WarningWatch {
     // Achieved concurrency below the target while requests wait.
     if (at.enabled && slot.queue.size > 0) {
       w.backlogSamples++;
-      w.backlogInFlightSum += r.inFlight;
+      w.backlogInFlightSum += inFlight;
       if (w.backlogSamples === STREAK * 5) {
         const mean = w.backlogInFlightSum / w.backlogSamples;
         if (mean < at.target * 0.5) {
