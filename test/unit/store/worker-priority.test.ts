@@ -167,13 +167,24 @@ describe.runIf(MANAGED)('history worker priority (Linux, chrt, may leave SCHED_I
       let flushMs: number;
       try {
         await new Promise((r) => setTimeout(r, 200)); // the loops are running
-        await record(writer, crawlId, 3000);
+        // Enough work that a worker starved at idle priority lags past BACKGROUND_LAG_MS (its batches
+        // got cheaper: 3,000 rows could be written in a small slice before the lag was noticed).
+        await record(writer, crawlId, 12_000);
         const t0 = performance.now();
-        await writer.flush();
-        flushMs = performance.now() - t0;
+        let answered = false;
+        const flushed = writer.flush().then(() => {
+          answered = true;
+        });
+        // Raised while the flush waits on the starved worker. (Checked then, not after the flush: on
+        // a loaded machine the flush can take longer than BACKGROUND_HOLD_MS, and its answer then
+        // rightly lets the caught-up worker idle again.)
+        await until('the worker raised while the flush waits', () => writer.priority.raised >= 1 || answered);
         expect(writer.priority.raised).toBeGreaterThanOrEqual(1);
-        expect(writer.priority.policy).toBe('normal');
+        // Set by chrt, which may still be running.
+        await until('the normal policy applied', () => writer.priority.policy === 'normal');
         expect(threadPolicy(tid!)).toBe('normal');
+        await flushed;
+        flushMs = performance.now() - t0;
       } finally {
         await loops.stop();
       }
@@ -181,7 +192,7 @@ describe.runIf(MANAGED)('history worker priority (Linux, chrt, may leave SCHED_I
       expect(flushMs).toBeLessThan(BACKGROUND_LAG_MS + 2000);
       // Caught up and held normal long enough: the next answered batch puts it back to idle.
       await new Promise((r) => setTimeout(r, BACKGROUND_HOLD_MS));
-      await record(writer, crawlId, 10, 3000);
+      await record(writer, crawlId, 10, 12_000);
       await writer.flush();
       await until('the idle policy again', () => writer.priority.policy === 'idle');
       expect(threadPolicy(tid!)).toBe('idle');
