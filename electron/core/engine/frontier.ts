@@ -41,34 +41,37 @@ class PlainUrl implements PageUrl {
 
 // http(s), a host of lower-case ASCII labels each starting with a letter (none an IDNA "xn--"
 // label: no IPv4 reading, no mapping) or a dotted-quad IPv4 address without leading zeros, an
-// optional port without leading zeros, a path starting with "/", an optional query, no fragment;
-// path and query only of characters the parser never percent-encodes or rewrites (no "%", no "\\",
-// no "'" in the query, no spaces, quotes, brackets, braces, "^", "`" or "|").
+// optional port without leading zeros, a path starting with "/" without "." or ".." segments, an
+// optional query, no fragment; path and query only of characters the parser never percent-encodes
+// or rewrites (no "%", no "\\", no "'" in the query, no spaces, quotes, brackets, braces, "^", "`" or "|").
 const LABEL = '(?!xn--)[a-z](?:[a-z0-9-]{0,61}[a-z0-9])?';
 const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
 const PLAIN_URL = new RegExp(
-  `^(https?)://((?:${LABEL}\\.)*${LABEL}|(?:${OCTET}\\.){3}${OCTET})(?::([1-9][0-9]{0,4}))?` +
-    "(/[A-Za-z0-9\\-._~!$&'()*+,;=:@/]*)(\\?[A-Za-z0-9\\-._~!$&()*+,;=:@/?]*)?$",
+  `^https?://(?:(?:${LABEL}\\.)*${LABEL}|(?:${OCTET}\\.){3}${OCTET})(?::[1-9][0-9]{0,4})?` +
+    "(?![^?]*/\\.\\.?(?:[/?]|$))/[A-Za-z0-9\\-._~!$&'()*+,;=:@/]*(?:\\?[A-Za-z0-9\\-._~!$&()*+,;=:@/?]*)?$",
 );
-/** A "." or ".." path segment, which the parser removes. */
-const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
 
 /**
  * The URL when `input` is already exactly what `new URL(input)` would make of it, read off the
- * string (no URL object: a seed list of 100,000 lines queues much faster); null otherwise, and
- * then parseCrawlUrl decides. Proven against the URL parser by test/unit/engine/plain-url.test.ts.
+ * string (no URL object, no match array: a seed list of 100,000 lines queues much faster); null
+ * otherwise, and then parseCrawlUrl decides. Proven against the URL parser by
+ * test/unit/engine/plain-url.test.ts.
  */
 export function plainUrl(input: string): PageUrl | null {
-  const m = PLAIN_URL.exec(input);
-  if (m === null) return null;
-  const [, scheme, host, port, path, query] = m;
-  if (host.length > 253 || DOT_SEGMENT.test(path)) return null;
-  if (port !== undefined) {
-    const n = Number(port);
-    if (n > 65535 || n === (scheme === 'http' ? 80 : 443)) return null;
+  if (!PLAIN_URL.test(input)) return null;
+  const hostStart = input.charCodeAt(4) === 58 /* http: */ ? 7 : 8;
+  let end = hostStart;
+  for (let c = input.charCodeAt(end); c !== 58 && c !== 47; c = input.charCodeAt(++end));
+  if (end - hostStart > 253) return null;
+  const host = input.slice(hostStart, end);
+  if (input.charCodeAt(end) === 58) {
+    const portStart = end + 1;
+    while (input.charCodeAt(end) !== 47) end++;
+    const port = Number(input.slice(portStart, end));
+    if (port > 65535 || port === (hostStart === 7 ? 80 : 443)) return null;
   }
-  const origin = port === undefined ? `${scheme}://${host}` : `${scheme}://${host}:${port}`;
-  return new PlainUrl(input, origin, host, query === undefined || query.length <= 1 ? '' : query);
+  const q = input.indexOf('?', end);
+  return new PlainUrl(input, input.slice(0, end), host, q < 0 || q === input.length - 1 ? '' : input.slice(q));
 }
 
 /** A seed's URL: plainUrl when it applies, else parseCrawlUrl. */
@@ -176,17 +179,20 @@ const INTERN_MAX = 4096;
  */
 export class Interner {
   private readonly map = new Map<string, string>();
+  private last = '';
 
   get size(): number {
     return this.map.size;
   }
 
   get(s: string): string {
+    // The same as the last one (a host's requests come together): compared, not hashed.
+    if (s === this.last) return this.last;
     const held = this.map.get(s);
-    if (held !== undefined) return held;
+    if (held !== undefined) return (this.last = held);
     if (this.map.size >= INTERN_MAX) this.map.clear();
     this.map.set(s, s);
-    return s;
+    return (this.last = s);
   }
 }
 
