@@ -8,7 +8,7 @@ import type { ChangeRecord, ChangeSource, CrawlStatus, EventRecord, ResponseReco
 import type { CrawlStatsWire } from '../../../shared/contract';
 import { createRealClock, type Clock } from '../clock';
 import { describeSeedError, type CrawlConfig } from './crawl-config';
-import { Downloader, type DownloadHandle, type DownloadRequest, type DownloadResult } from './downloader';
+import { Downloader, type DownloadRequest, type DownloadResult } from './downloader';
 import { asUrl, Frontier, hostOf, Interner, parseSeedUrl, type PageUrl } from './frontier';
 import { decodeText, isHtml, LinkScanner, type CharsetChoice } from './links';
 import { NO_META, type CrawlRequest } from './request';
@@ -75,7 +75,6 @@ export class Crawler {
   private readonly downloader: Downloader;
   private readonly frontier: Frontier;
   private readonly robots = new Map<string, OriginRobots>();
-  private readonly active = new Set<DownloadHandle>();
   private readonly ipCache = new Map<string, string>();
   /**
    * One string per host and per origin for every request of it: each request's URL gives new
@@ -261,7 +260,7 @@ export class Crawler {
     this.seedBacklog = [];
     this.seedNext = 0;
     if (dropped > 0) this.event('info', 'stopped-queue', null, `crawl stopped with ${dropped} requests still queued`);
-    for (const h of [...this.active]) h.cancel('crawl stopped');
+    this.downloader.cancelAll('crawl stopped');
     this.checkDone();
     return this.done;
   }
@@ -390,7 +389,7 @@ export class Crawler {
     const going = this.statusValue !== 'finished' && this.statusValue !== 'stopped' && this.statusValue !== 'created';
     if (going && o.stop !== false) await this.stop();
     // Requests still in flight when quitting are cancelled (recorded as such, and queued again in the frontier).
-    for (const h of [...this.active]) h.cancel('crawl closed');
+    this.downloader.cancelAll('crawl closed');
     this.scheduler.close();
     await this.downloader.close();
   }
@@ -603,16 +602,12 @@ export class Crawler {
     this.requests++;
     if (this.settingsUnused) this.firstUse(slot);
     if (this.fs !== null && !req.robots) this.fs.started(req);
-    // The callback never reads the handle before fetch has returned it (a request refused at
-    // once is still a recorded failure, through completed, not a request in flight forever).
-    let handle: DownloadHandle | null = null;
-    let finished = false;
+    // A request refused at once is still a recorded failure, through completed (on the next
+    // turn), not a request in flight forever.
     const begin = slot.lastStart;
-    handle = this.downloader.fetch(
+    this.downloader.fetch(
       this.downloadRequest(req, slot),
       (res) => {
-        finished = true;
-        if (handle) this.active.delete(handle);
         this.sizeWarning(req, slot, res);
         this.completed(req, slot, res);
       },
@@ -621,7 +616,6 @@ export class Crawler {
         this.scheduler.sent(req, slot, t);
       },
     );
-    if (!finished) this.active.add(handle);
   }
 
   /**
@@ -774,6 +768,7 @@ export class Crawler {
   /** Redirects and links: each page through addPage (de-duplicated, counted, robots-checked). */
   private followUp(req: CrawlRequest, slot: Slot, res: DownloadResult, contentType: string | null): void {
     const { pages, notes } = followUps(req, slot.key, res, contentType, this.frontier, this.markSeen);
+    if (pages.length === 0 && notes.length === 0) return;
     for (const n of notes) {
       if (n.once) this.warnOnce(n.code, slot.key, n.text);
       else this.event(n.kind, n.code, slot.key, n.text);
@@ -808,7 +803,7 @@ export class Crawler {
   private checkDone(): void {
     if (this.statusValue === 'finished' || this.finishedAt !== null) return;
     if (this.statusValue !== 'running' && this.statusValue !== 'stopped') return;
-    if (this.scheduler.inFlight > 0 || this.active.size > 0) return;
+    if (this.scheduler.inFlight > 0 || this.downloader.inFlight > 0) return;
     if (this.statusValue === 'running' && (this.scheduler.queued > 0 || this.parked > 0 || this.seedsWaiting > 0)) return;
     this.finishedAt = this.clock.now();
     if (this.statusValue === 'running') this.setStatus('finished');

@@ -228,6 +228,8 @@ const DECODED_ENCODINGS = new Set(['', 'identity', 'gzip', 'x-gzip', 'br', 'defl
  * DOWNLOAD_MAXSIZE, kept (keepBody) and handed to the sink, with backpressure back to the socket.
  */
 class Download implements DownloadHandle, DownloadResult {
+  /** Its place in the downloader's in-flight list, −1 once out of it. */
+  activeAt = -1;
   startedAt = 0;
   /** When the request went onto a connection (after any connection set-up). */
   sentAt = 0;
@@ -532,7 +534,14 @@ const TIMEOUT_SWEEP_MS = 200;
 export class Downloader {
   agent: Agent;
   readonly clock: Clock;
-  private readonly active = new Set<Download>();
+  /**
+   * Downloads in flight, each at its `activeAt`; removed by moving the last into its place. Not a
+   * Set: a Set of short-lived entries rehashes into a new table now and then, and the dropped
+   * table, promoted to the old generation, kept every download it held (and its request, headers
+   * and closures) alive through each young-generation GC until the next full one (--trace-gc-nvp:
+   * 1.6 MB survived each scavenge at one host, against 0.2 MB for raw undici).
+   */
+  private readonly active: Download[] = [];
   private sweeper: NodeJS.Timeout | null = null;
   private readonly headers: Record<string, string>;
   /** headerRefusal(headers), worked out whenever they change (not per request). */
@@ -615,7 +624,8 @@ export class Downloader {
     const dl = new Download(this, req, cb, onSent);
     dl.startedAt = req.startedAt ?? this.clock.now();
     dl.deadline = dl.startedAt + req.timeout * 1000;
-    this.active.add(dl);
+    dl.activeAt = this.active.length;
+    this.active.push(dl);
     if (!this.sweeper) this.armSweeper();
     // Within any timer's limit (the sweeper enforces the rest); a non-finite one is refused by
     // undici and recorded as a start failure.
@@ -644,7 +654,24 @@ export class Downloader {
 
   /** @internal a download has ended. */
   untrack(dl: Download): void {
-    this.active.delete(dl);
+    const i = dl.activeAt;
+    if (i < 0) return;
+    dl.activeAt = -1;
+    const last = this.active.pop()!;
+    if (last !== dl) {
+      this.active[i] = last;
+      last.activeAt = i;
+    }
+  }
+
+  /** Downloads in flight. */
+  get inFlight(): number {
+    return this.active.length;
+  }
+
+  /** Cancels every download in flight (each ends as a failure of kind 'cancelled'). */
+  cancelAll(reason: string): void {
+    for (const dl of this.active.slice()) dl.cancel(reason);
   }
 
   /** One timer checks every in-flight download's DOWNLOAD_TIMEOUT (total time, not idle time). */
@@ -652,10 +679,10 @@ export class Downloader {
     this.sweeper = setTimeout(() => {
       this.sweeper = null;
       const now = this.clock.now();
-      for (const dl of this.active) {
+      for (const dl of this.active.slice()) {
         if (now >= dl.deadline) dl.fail(new DownloadError('timeout', `no complete response within DOWNLOAD_TIMEOUT (${(dl.deadline - dl.startedAt) / 1000} s)`));
       }
-      if (this.active.size > 0) this.armSweeper();
+      if (this.active.length > 0) this.armSweeper();
     }, TIMEOUT_SWEEP_MS);
   }
 
