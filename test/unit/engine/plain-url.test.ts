@@ -4,6 +4,7 @@
 // the one the user listed, or de-duplicate it under another key.
 import { describe, expect, it } from 'vitest';
 import { canonicalKey, hostOf, parseCrawlUrl, parseSeedUrl, plainUrl, requestTarget } from '../../../electron/core/engine/frontier';
+import { mulberry32 as rng } from '../../../electron/core/testsite/random';
 
 /** What the engine reads of a URL, from the parser. */
 function parsed(s: string): Record<string, string> | null {
@@ -14,18 +15,6 @@ function parsed(s: string): Record<string, string> | null {
 function plain(s: string): Record<string, string> | null {
   const u = plainUrl(s);
   return u && { href: u.href, origin: u.origin, hostname: u.hostname, search: u.search, key: canonicalKey(u), host: hostOf(u), target: requestTarget(u) };
-}
-
-/** A small deterministic generator (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('plainUrl', () => {
