@@ -236,7 +236,8 @@ function database(samples: number): { file: string; crawlId: number; t0: number 
       const bytes = 500 + Math.floor(r() * 20_000);
       const inFlight = 1 + Math.floor(r() * 8);
       insert.run(id, slotIds[s], t, t - lat * 1000 - 2, `https://s${s}.test/p/${id}`, code, lat, bytes, inFlight, before, delay[s]);
-      agg.add(id, 1, slotIds[s], t, code, lat, false, delay[s], bytes, inFlight);
+      agg.add(1, slotIds[s], t, code, lat, false, delay[s], bytes, inFlight);
+      agg.coverUpTo(id);
       st.requests[s]++;
       if (code === 200) st.s2xx[s]++;
       else if (code < 500) st.s4xx[s]++;

@@ -85,7 +85,8 @@ function database(): { file: string; t0: number } {
     const bytes = 800 + Math.floor(r() * 20_000);
     const inFlight = 1 + Math.floor(r() * 6);
     insert.run(id, slot, t, t - lat * 1000 - 2, `https://${key}/p/${id}`, status, lat, bytes, inFlight, before, delay, level > 0 ? 'backoff' : 'autothrottle', level);
-    agg.add(id, 1, slot, t, status, lat, false, delay, bytes, inFlight);
+    agg.add(1, slot, t, status, lat, false, delay, bytes, inFlight);
+    agg.coverUpTo(id);
     const s = stats.get(slot) ?? { n: 0, s2: 0, s4: 0, s5: 0, s429: 0, lat: 0, lastLat: 0, lastT: 0, lastDelay: 0, bytes: 0 };
     s.n++;
     if (status === 200) s.s2++;

@@ -151,13 +151,14 @@ export function followUps(
   redirectTarget: (u: URL) => boolean,
 ): FollowUps {
   const status = res.status!;
+  const redirect = status >= 300 && status < 400 && status !== 304;
   // Most responses lead nowhere (no redirect, no links to follow): one shared empty answer.
-  if (!(status >= 300 && status < 400 && status !== 304) && (status < 200 || status >= 300 || (res.decodeError === null && !(res.sink instanceof LinkScanner)))) {
+  if (!redirect && (status < 200 || status >= 300 || (res.decodeError === null && !(res.sink instanceof LinkScanner)))) {
     return NO_FOLLOW_UPS;
   }
   const pages: FollowedPage[] = [];
   const notes: FollowNote[] = [];
-  if (status >= 300 && status < 400 && status !== 304) {
+  if (redirect) {
     const location = headerValue(res.headers, 'location');
     if (!location) return { pages, notes };
     if (req.redirects >= MAX_REDIRECTS) {

@@ -624,21 +624,20 @@ export class SeriesAggregator {
     this.fresh.add(slotId);
   }
 
-  /** Response rows up to id `responseId` are in the buckets (add() of each given 0 for its id: a batch's rows, inserted together). */
+  /** The response rows up to id `responseId` are in the buckets (their add() calls are done). */
   coverUpTo(responseId: number): void {
     if (responseId > this.addedUpTo) this.addedUpTo = responseId;
   }
 
-  /** One response row (already inserted with id `responseId`, or about to be with the rows of its batch: 0, then coverUpTo). */
+  /** One response row (its id goes to coverUpTo: a batch's rows are inserted together, their ids known after). */
   add(
-    responseId: number, crawlId: number, slotId: number, t: number, status: number | null, latency: number | null,
+    crawlId: number, slotId: number, t: number, status: number | null, latency: number | null,
     failed: boolean, delay: number, bytes: number, inFlight: number,
   ): void {
     const bin = latency === null ? -1 : latencyBin(latency);
     const sev = severity(status, failed);
     this.addTo(this.seriesOf(slotId, crawlId, slotId), t, status, latency, bin, failed, sev, delay, bytes, inFlight);
     this.addTo(this.seriesOf(-crawlId, crawlId, 0), t, status, latency, bin, failed, sev, delay, bytes, inFlight);
-    if (responseId > this.addedUpTo) this.addedUpTo = responseId;
   }
 
   /** Writes the changed buckets when AGGREGATE_WRITE_MS passed since the last write (inside a transaction). */
@@ -719,9 +718,10 @@ export class SeriesAggregator {
         const batch = rows.all(covered, chunk) as unknown[][];
         for (const r of batch) {
           this.add(
-            r[0] as number, r[1] as number, r[2] as number, r[3] as number, r[4] as number | null, r[5] as number | null,
+            r[1] as number, r[2] as number, r[3] as number, r[4] as number | null, r[5] as number | null,
             r[6] === 1, r[7] as number, r[8] as number, r[9] as number,
           );
+          this.coverUpTo(r[0] as number);
         }
         if (batch.length > 0) this.write();
         return batch.length;

@@ -429,7 +429,7 @@ class HistoryStore {
       if (nums[o + R_ATTEMPT] > 0) a.retries++;
       if (urls[i].endsWith('/robots.txt')) a.robots++;
       else if (nums[o + R_DEPTH] > a.depthMax) a.depthMax = nums[o + R_DEPTH];
-      this.series.add(0, crawlId, slotId, t, status, latency, failed, delayAfter, bytes, nums[o + R_IN_FLIGHT]);
+      this.series.add(crawlId, slotId, t, status, latency, failed, delayAfter, bytes, nums[o + R_IN_FLIGHT]);
       if (status !== null) {
         const key = status >= 0 && status < 1000 && Number.isInteger(status) ? crawlId * 1000 + status : `${crawlId}|${status}`;
         const s = statuses.get(key);
