@@ -62,6 +62,8 @@ export class RequestsStore extends FrameStore {
   private wanted: [number, number] = [0, 0];
   private following = true;
   private refreshing = false;
+  /** A refresh asked for while one was on its way: run once more after it (the crawl's last rows). */
+  private refreshAgain = false;
   private disposed = false;
   /** Bumped whenever rows or the list's length change (views select on it). */
   private rowsVersion = 0;
@@ -151,7 +153,13 @@ export class RequestsStore extends FrameStore {
    * takes them at once, one scrolled down counts them; a list by time grows at its end.
    */
   async refresh(): Promise<void> {
-    if (!this.anchored || this.anchoring || this.refreshing || this.disposed) return;
+    if (this.refreshing) {
+      // Not dropped: the refresh on its way may have read before the rows this one is for (the
+      // crawl's end, whose rows come after its last status event).
+      this.refreshAgain = true;
+      return;
+    }
+    if (!this.anchored || this.anchoring || this.disposed) return;
     const gen = this.gen;
     const takeTop = this.q.order === 'newest' && this.following;
     this.refreshing = true;
@@ -179,6 +187,10 @@ export class RequestsStore extends FrameStore {
       // The next status event tries again; what is shown stays.
     } finally {
       this.refreshing = false;
+      if (this.refreshAgain) {
+        this.refreshAgain = false;
+        void this.refresh();
+      }
     }
   }
 
