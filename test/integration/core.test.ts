@@ -83,7 +83,11 @@ describe('core dispatch', () => {
       .flatMap((u) => u.rows.filter((r) => r[0] === 'wait.test').map((r) => ({ r, now: u.now })))
       .filter(({ now }) => now > first.t && now < second.startedAt);
     // About 1.1 s of waiting at 10 ticks a second, and the unchanged row was sent once, not every tick.
-    expect(rows.map(({ r }) => r[col('state')])).toEqual(['waiting']);
+    // The second request is handed to the HTTP client up to the handover lead before its recorded
+    // start (the write is held until then), so a tick inside that lead may show the slot active.
+    const states = rows.map(({ r }) => r[col('state')]);
+    expect(states[0]).toBe('waiting');
+    expect(states.slice(1)).toEqual(states.length > 1 ? ['active'] : []);
     // A time, not a countdown: 1.2 s after the first request went out (its hand-over to the HTTP
     // client plus the connection set-up, from which the delay counts), when the second did start.
     const at = rows[0].r[col('nextStartAt')] as number;
