@@ -26,6 +26,8 @@ const INSERT_COLUMNS = 9;
 export class FrontierWriter {
   /** State UPDATEs of a batch, as runs (emptied by each write). */
   private readonly states = new StateUpdates();
+  /** Each row's last state op in the batch being applied. */
+  private readonly last = new LastOps();
   /** Queued rows, many to an INSERT (a seed list's rows cost about a third less than one by one). */
   private readonly inserts: MultiRow;
   private readonly setState: Statement;
@@ -62,17 +64,10 @@ export class FrontierWriter {
   apply(b: FrontierBatch): void {
     // A batch refused midway (a data error) may have left rows and updates waiting: they were rolled back.
     this.inserts.reset();
-    const { nums, n } = b;
+    const { n } = b;
     this.states.clear();
-    const last = new Map<number, number>();
-    let stateOps = 0;
-    for (let i = 0; i < n; i++) {
-      const o = i * FRONTIER_STRIDE;
-      if (nums[o + F_OP] !== OP_QUEUED) {
-        last.set(key(nums[o + F_CRAWL], nums[o + F_SEQ]), i);
-        stateOps++;
-      }
-    }
+    const last = this.last;
+    const stateOps = last.index(b);
     // Three parts, each its own function: a seed list's batches hold queued ops only, and the JIT
     // then compiles insertQueued alone, instead of compiling one function that holds all three and
     // throwing it away (a deoptimisation) at the first batch that brings the others.
@@ -82,7 +77,7 @@ export class FrontierWriter {
   }
 
   /** The batch's queued ops as rows, each with the state of its last op in the batch (taken out of `last`). */
-  private insertQueued(b: FrontierBatch, last: Map<number, number>): void {
+  private insertQueued(b: FrontierBatch, last: LastOps): void {
     const { nums, strs, n } = b;
     const rows = this.inserts;
     let s = 0;
@@ -93,11 +88,10 @@ export class FrontierWriter {
       const seq = nums[o + F_SEQ];
       let state = STATE_QUEUED;
       let p = o;
-      if (last.size > 0) {
-        const k = key(crawlId, seq);
-        const j = last.get(k);
-        if (j !== undefined && j > i) {
-          last.delete(k); // folded into this INSERT
+      if (last.ops > 0) {
+        const j = last.get(crawlId, seq);
+        if (j > i) {
+          last.forget(crawlId, seq); // folded into this INSERT
           const jo = j * FRONTIER_STRIDE;
           const jop = nums[jo + F_OP];
           state = jop === OP_DONE ? STATE_DONE : jop === OP_STARTED ? STATE_IN_FLIGHT : STATE_QUEUED;
@@ -122,7 +116,7 @@ export class FrontierWriter {
   }
 
   /** The state ops of rows not queued in this batch: each row's last one, UPDATEs as runs of consecutive seqs. */
-  private applyStates(b: FrontierBatch, last: Map<number, number>): void {
+  private applyStates(b: FrontierBatch, last: LastOps): void {
     const { nums, n } = b;
     const states = this.states;
     for (let i = 0; i < n; i++) {
@@ -131,7 +125,7 @@ export class FrontierWriter {
       if (op === OP_QUEUED) continue;
       const crawlId = nums[o + F_CRAWL];
       const seq = nums[o + F_SEQ];
-      if (last.get(key(crawlId, seq)) !== i) continue; // a later op of this batch decides the row's state, or its INSERT took it
+      if (last.get(crawlId, seq) !== i) continue; // a later op of this batch decides the row's state, or its INSERT took it
       if (op === OP_REQUEUED) this.requeue.run(nums[o + F_PRIORITY], nums[o + F_RETRIES], crawlId, seq);
       else states.add(crawlId, seq, op === OP_DONE ? STATE_DONE : STATE_IN_FLIGHT);
     }
@@ -168,6 +162,10 @@ class StateUpdates {
   private seqs = new Float64Array(256);
   private states = new Float64Array(256);
   private n = 0;
+  /** The seqs of one group, gathered by write. */
+  private scratch = new Float64Array(256);
+  private readonly groupCrawls = new Float64Array(MAX_GROUPS);
+  private readonly groupStates = new Float64Array(MAX_GROUPS);
 
   add(crawlId: number, seq: number, state: number): void {
     if (this.n === this.seqs.length) this.grow();
@@ -182,11 +180,61 @@ class StateUpdates {
     this.n = 0;
   }
 
-  /** Writes what was added (by crawl, state and seq; each row is in it once) and empties it. */
+  /**
+   * Writes what was added and empties it: per crawl and state, the seqs in ascending order, one
+   * statement per run of consecutive ones (each row is in it once, so the order of the statements
+   * does not matter). A batch holds a few such groups (started and done, of one crawl): each group's
+   * seqs are gathered and, only when they are out of order, sorted by the typed array's own numeric
+   * sort; past MAX_GROUPS groups, one sort of the whole with a comparator.
+   */
   write(one: Statement, range: Statement): void {
     const n = this.n;
     if (n === 0) return;
-    const { crawls, seqs, states } = this;
+    const { crawls, states } = this;
+    const groupCrawls = this.groupCrawls;
+    const groupStates = this.groupStates;
+    let groups = 0;
+    for (let i = 0; i < n && groups <= MAX_GROUPS; i++) {
+      let g = 0;
+      while (g < groups && (groupCrawls[g] !== crawls[i] || groupStates[g] !== states[i])) g++;
+      if (g === groups) {
+        if (groups < MAX_GROUPS) {
+          groupCrawls[g] = crawls[i];
+          groupStates[g] = states[i];
+        }
+        groups++;
+      }
+    }
+    if (groups > MAX_GROUPS) this.writeSorted(one, range);
+    else for (let g = 0; g < groups; g++) this.writeGroup(one, range, groupCrawls[g], groupStates[g]);
+    this.n = 0;
+  }
+
+  /** One crawl's rows given one state, as runs of consecutive seqs. */
+  private writeGroup(one: Statement, range: Statement, crawlId: number, state: number): void {
+    const { crawls, seqs, states, n } = this;
+    if (this.scratch.length < n) this.scratch = new Float64Array(this.seqs.length);
+    const scratch = this.scratch;
+    let m = 0;
+    let ordered = true;
+    for (let i = 0; i < n; i++) {
+      if (crawls[i] !== crawlId || states[i] !== state) continue;
+      if (m > 0 && seqs[i] < scratch[m - 1]) ordered = false;
+      scratch[m++] = seqs[i];
+    }
+    const sorted = ordered ? scratch : scratch.subarray(0, m).sort();
+    for (let r = 0; r < m;) {
+      let end = r + 1;
+      while (end < m && sorted[end] === sorted[end - 1] + 1) end++;
+      if (end - r === 1) one.run(state, crawlId, sorted[r]);
+      else range.run(state, crawlId, sorted[r], sorted[end - 1]);
+      r = end;
+    }
+  }
+
+  /** Many groups (many crawls in one batch): one sort by crawl, state and seq. */
+  private writeSorted(one: Statement, range: Statement): void {
+    const { crawls, seqs, states, n } = this;
     const order = new Uint32Array(n);
     for (let i = 0; i < n; i++) order[i] = i;
     order.sort((a, b) => crawls[a] - crawls[b] || states[a] - states[b] || seqs[a] - seqs[b]);
@@ -204,7 +252,6 @@ class StateUpdates {
       else range.run(states[first], crawls[first], seqs[first], lastSeq);
       r = end;
     }
-    this.n = 0;
   }
 
   private grow(): void {
@@ -220,9 +267,86 @@ class StateUpdates {
   }
 }
 
+/** Groups of (crawl, state) StateUpdates.write gathers one by one before it sorts the whole instead. */
+const MAX_GROUPS = 8;
+
 /** A (crawl, seq) pair as one number (seq < 2^32 per crawl). */
 function key(crawlId: number, seq: number): number {
   return crawlId * 4294967296 + seq;
+}
+
+/**
+ * The index in a batch of each row's last state op (started, requeued, done), by crawl and seq. A
+ * batch's ops are of one crawl and of seqs close together (the pages in flight in one flush): they
+ * are then indexed in an array by seq, reused from batch to batch, with no hashing and no number
+ * boxed per op; other batches (several crawls, seqs far apart) use a Map.
+ */
+class LastOps {
+  /** State ops in the batch. */
+  ops = 0;
+  private crawl = NaN;
+  private base = 0;
+  private span = 0;
+  private byOffset = new Int32Array(1024);
+  private map: Map<number, number> | null = null;
+
+  /** Indexes a batch's state ops (a later op of a row replaces an earlier one) and returns how many there are. */
+  index(b: FrontierBatch): number {
+    const { nums, n } = b;
+    let ops = 0;
+    let crawl = NaN;
+    let oneCrawl = true;
+    let lo = Infinity;
+    let hi = -Infinity;
+    for (let i = 0; i < n; i++) {
+      const o = i * FRONTIER_STRIDE;
+      if (nums[o + F_OP] === OP_QUEUED) continue;
+      const seq = nums[o + F_SEQ];
+      if (ops++ === 0) crawl = nums[o + F_CRAWL];
+      else if (nums[o + F_CRAWL] !== crawl) oneCrawl = false;
+      if (!Number.isInteger(seq)) oneCrawl = false;
+      if (seq < lo) lo = seq;
+      if (seq > hi) hi = seq;
+    }
+    this.ops = ops;
+    this.map = null;
+    this.span = 0;
+    this.crawl = crawl;
+    if (ops === 0) return 0;
+    const span = hi - lo + 1;
+    if (oneCrawl && span <= Math.max(4096, 8 * ops)) {
+      if (this.byOffset.length < span) this.byOffset = new Int32Array(2 ** Math.ceil(Math.log2(span)));
+      const at = this.byOffset;
+      at.fill(-1, 0, span);
+      this.base = lo;
+      this.span = span;
+      for (let i = 0; i < n; i++) {
+        const o = i * FRONTIER_STRIDE;
+        if (nums[o + F_OP] !== OP_QUEUED) at[nums[o + F_SEQ] - lo] = i;
+      }
+    } else {
+      const map = new Map<number, number>();
+      for (let i = 0; i < n; i++) {
+        const o = i * FRONTIER_STRIDE;
+        if (nums[o + F_OP] !== OP_QUEUED) map.set(key(nums[o + F_CRAWL], nums[o + F_SEQ]), i);
+      }
+      this.map = map;
+    }
+    return ops;
+  }
+
+  /** The index of the row's last state op in the batch, or -1. */
+  get(crawlId: number, seq: number): number {
+    if (this.map !== null) return this.map.get(key(crawlId, seq)) ?? -1;
+    const j = seq - this.base;
+    return crawlId === this.crawl && j >= 0 && j < this.span ? this.byOffset[j] : -1;
+  }
+
+  /** The row's state went into its INSERT: no UPDATE for it. */
+  forget(crawlId: number, seq: number): void {
+    if (this.map !== null) this.map.delete(key(crawlId, seq));
+    else if (crawlId === this.crawl && seq - this.base >= 0 && seq - this.base < this.span) this.byOffset[seq - this.base] = -1;
+  }
 }
 
 /** Marks every crawl left 'running' as 'interrupted'; returns their ids. Call with the writer lock held. */

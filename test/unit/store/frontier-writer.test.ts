@@ -8,6 +8,7 @@ import {
   F_CRAWL, F_OP, F_PRIORITY, F_RETRIES, F_SEQ, FRONTIER_STRIDE, OP_DONE, OP_QUEUED, OP_REQUEUED, OP_STARTED, type FrontierBatch,
 } from '../../../electron/core/store/history-protocol';
 import { freshDir } from './helpers';
+import { mulberry32 } from '../../../electron/core/testsite/random';
 
 type Op = readonly [crawl: number, op: number, seq: number, priority?: number, retries?: number];
 
@@ -92,4 +93,84 @@ describe('FrontierWriter.apply', () => {
       db.close();
     }
   });
+});
+
+/**
+ * Batches shaped as the engine sends them (each seq queued once, then started, requeued or done in
+ * later ops, the ops of a row in order), applied one by one, against applying every op in order to
+ * a plain model. The shapes reach every way the writer indexes and groups a batch: one crawl with
+ * close seqs (indexed by seq), seqs far apart or several crawls (a Map), ascending and shuffled
+ * runs (gathered, or sorted), and more crawls in a batch than it groups one by one (one sort).
+ */
+describe('FrontierWriter.apply against a model', () => {
+  interface Row { state: number; priority: number; retries: number }
+  const shapes = [
+    { name: 'one crawl, close seqs, in order', crawls: 1, spread: 1, shuffle: false },
+    { name: 'one crawl, close seqs, shuffled', crawls: 1, spread: 1, shuffle: true },
+    { name: 'one crawl, seqs far apart', crawls: 1, spread: 100_000, shuffle: true },
+    { name: 'two crawls', crawls: 2, spread: 1, shuffle: true },
+    { name: 'six crawls (more groups than gathered one by one)', crawls: 6, spread: 3, shuffle: true },
+  ];
+  for (const shape of shapes) {
+    it(shape.name, () => {
+      const rnd = mulberry32(17 + shape.crawls * 31 + shape.spread);
+      const db = openDatabase(join(freshDir(), 'h.sqlite'));
+      try {
+        for (let c = 1; c <= shape.crawls; c++) {
+          db.prepare(`INSERT INTO crawls (name, config_json, settings_json, status, created_at) VALUES (?, '{}', '{}', 'running', 0)`).run(`c${c}`);
+        }
+        const w = new FrontierWriter(db, () => 1);
+        const model = new Map<string, Row>();
+        // Per row, what it will do next: 0 to queue, then started, then done or requeued (and started again).
+        const live: { crawl: number; seq: number; step: number }[] = [];
+        let nextSeq = 0;
+        for (let b = 0; b < 40; b++) {
+          const ops: Op[] = [];
+          const fresh = Math.floor(rnd() * 60);
+          for (let k = 0; k < fresh; k++) live.push({ crawl: 1 + Math.floor(rnd() * shape.crawls), seq: nextSeq++ * shape.spread, step: 0 });
+          const order = shape.shuffle ? live.map((r) => ({ r, k: rnd() })).sort((x, y) => x.k - y.k).map((x) => x.r) : [...live];
+          for (const r of order) {
+            // Zero to three steps of this row in this batch, in its order.
+            for (let steps = Math.floor(rnd() * 4); steps > 0 && r.step >= 0; steps--) {
+              const p = Math.floor(rnd() * 5);
+              const t = Math.floor(rnd() * 3);
+              if (r.step === 0) {
+                ops.push([r.crawl, OP_QUEUED, r.seq, p, t]);
+                model.set(`${r.crawl}/${r.seq}`, { state: STATE_QUEUED, priority: p, retries: t });
+                r.step = 1;
+              } else if (r.step === 1) {
+                ops.push([r.crawl, OP_STARTED, r.seq]);
+                model.get(`${r.crawl}/${r.seq}`)!.state = STATE_IN_FLIGHT;
+                r.step = 2;
+              } else if (rnd() < 0.3) {
+                ops.push([r.crawl, OP_REQUEUED, r.seq, p, t]);
+                model.set(`${r.crawl}/${r.seq}`, { state: STATE_QUEUED, priority: p, retries: t });
+                r.step = 1;
+              } else {
+                ops.push([r.crawl, OP_DONE, r.seq]);
+                model.get(`${r.crawl}/${r.seq}`)!.state = STATE_DONE;
+                r.step = -1;
+              }
+            }
+          }
+          db.transaction(() => w.apply(batch(ops)))();
+          for (let i = live.length - 1; i >= 0; i--) if (live[i].step < 0) live.splice(i, 1);
+        }
+        const rows = db.prepare(`SELECT crawl_id, seq, state, priority, retries FROM frontier`).raw().all() as number[][];
+        expect(rows.length).toBe(model.size);
+        expect(model.size).toBeGreaterThan(500);
+        const states = new Set<number>();
+        for (const [crawl, seq, state, priority, retries] of rows) {
+          const m = model.get(`${crawl}/${seq}`);
+          states.add(state);
+          // Priority and retries matter to a row that will be fetched again (a done row's are not read).
+          expect([crawl, seq, state, ...(state === STATE_QUEUED ? [priority, retries] : [])])
+            .toEqual([crawl, seq, m?.state, ...(m?.state === STATE_QUEUED ? [m.priority, m.retries] : [])]);
+        }
+        expect([...states].sort()).toEqual([STATE_QUEUED, STATE_IN_FLIGHT, STATE_DONE]);
+      } finally {
+        db.close();
+      }
+    });
+  }
 });
