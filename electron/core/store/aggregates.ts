@@ -652,7 +652,7 @@ export class SeriesAggregator {
     for (const s of this.unfolded) this.fold(s);
     this.unfolded = [];
     for (const a of this.dirty) {
-      this.put.run(a.row());
+      this.put.run(...a.row());
       a.dirty = false;
     }
     this.dirty = [];

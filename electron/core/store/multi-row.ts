@@ -44,7 +44,10 @@ export class MultiRow {
   added(): void {
     if (++this.n < ROWS) return;
     this.n = 0;
-    this.lastId = this.many.run(this.args).lastInsertRowid as number;
+    // Spread, not one array argument: better-sqlite3 reads an array's elements one by one through
+    // V8's generic property lookup, and the function's arguments directly (a 32-row INSERT of the
+    // history's response rows: 50 -> 42 ms per 20,000 rows).
+    this.lastId = this.many.run(...this.args).lastInsertRowid as number;
   }
 
   /** Writes the rows still waiting, one by one, and drops their parameters. */
@@ -53,7 +56,7 @@ export class MultiRow {
     this.n = 0;
     for (let i = 0; i < n; i++) {
       const c = i * this.columns;
-      this.lastId = this.one.run(this.args.slice(c, c + this.columns)).lastInsertRowid as number;
+      this.lastId = this.one.run(...this.args.slice(c, c + this.columns)).lastInsertRowid as number;
     }
     this.args.fill(null);
   }
