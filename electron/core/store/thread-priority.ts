@@ -8,7 +8,8 @@
 // nice 19) still makes its core busy, and measured no better than nice 0. Node has no call for
 // sched_setscheduler, so util-linux's `chrt` (in every Debian/Ubuntu/Fedora base system) sets it;
 // where there is no /proc/thread-self, no chrt, or no right to leave SCHED_IDLE again, nothing changes.
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 
 export type ThreadPolicy = 'idle' | 'normal';
@@ -85,12 +86,24 @@ export function processMayLeaveIdle(): boolean {
  * Sets a thread of this process to SCHED_IDLE ('idle') or back to SCHED_OTHER ('normal') with
  * `chrt`. Resolves true once set, false where it cannot be (no chrt, not Linux, thread gone):
  * callers carry on at whatever priority the thread has.
+ *
+ * The chrt runs are asked of one small shell started at the first call (ChrtRunner), not spawned
+ * from here: spawning forks this whole process on the calling thread, 1.3-9 ms of a 95 MB process's
+ * event loop per call, and a raise comes exactly when the machine is busy and a crawl's timing
+ * matters. Where that shell cannot run, each call spawns chrt itself.
  */
 export function setThreadPolicy(tid: number, policy: ThreadPolicy): Promise<boolean> {
+  if (runner === undefined) runner = ChrtRunner.start();
+  if (runner !== null && runner.alive) return runner.set(tid, policy);
+  return spawnChrt(tid, policy);
+}
+
+/** One chrt run spawned from the calling thread. */
+function spawnChrt(tid: number, policy: ThreadPolicy): Promise<boolean> {
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn('chrt', [policy === 'idle' ? '--idle' : '--other', '--pid', '0', String(tid)], { stdio: 'ignore' });
+      child = spawn('chrt', chrtArgs(tid, policy), { stdio: 'ignore' });
     } catch {
       resolve(false);
       return;
@@ -98,4 +111,66 @@ export function setThreadPolicy(tid: number, policy: ThreadPolicy): Promise<bool
     child.once('error', () => resolve(false));
     child.once('exit', (code) => resolve(code === 0));
   });
+}
+
+function chrtArgs(tid: number, policy: ThreadPolicy): string[] {
+  return [policy === 'idle' ? '--idle' : '--other', '--pid', '0', String(tid)];
+}
+
+/** undefined: not started yet; null: it could not start (each call spawns chrt). */
+let runner: ChrtRunner | null | undefined;
+
+/**
+ * A shell that runs `chrt` for each line it reads (`idle|other TID`) and answers each with a line
+ * (1 set, 0 not), in order. It does not keep this process alive, and it ends when this process
+ * does (its input closes). If it dies, the calls it had not answered are spawned again directly,
+ * and later calls spawn chrt themselves.
+ */
+class ChrtRunner {
+  alive = true;
+  private readonly answers: { readonly tid: number; readonly policy: ThreadPolicy; readonly resolve: (ok: boolean) => void }[] = [];
+  private partial = '';
+
+  private constructor(private readonly child: ChildProcessByStdio<Writable, Readable, null>) {
+    child.stdout.setEncoding('latin1');
+    child.stdout.on('data', (chunk: string) => this.read(chunk));
+    child.once('error', () => this.died());
+    child.once('exit', () => this.died());
+    child.stdin.on('error', () => this.died());
+    child.unref();
+    // Its pipes do not hold this process's event loop open either (Pipe handles, not in the types).
+    (child.stdin as unknown as { unref?: () => void }).unref?.();
+    (child.stdout as unknown as { unref?: () => void }).unref?.();
+  }
+
+  static start(): ChrtRunner | null {
+    if (process.platform !== 'linux') return null;
+    try {
+      const child = spawn('/bin/sh', ['-c', 'while read p t; do if chrt --"$p" --pid 0 "$t" 2>/dev/null; then echo 1; else echo 0; fi; done'], {
+        stdio: ['pipe', 'pipe', 'ignore'],
+      });
+      return new ChrtRunner(child);
+    } catch {
+      return null;
+    }
+  }
+
+  set(tid: number, policy: ThreadPolicy): Promise<boolean> {
+    return new Promise((resolve) => {
+      this.answers.push({ tid, policy, resolve });
+      this.child.stdin.write(`${policy === 'idle' ? 'idle' : 'other'} ${tid}\n`);
+    });
+  }
+
+  private read(chunk: string): void {
+    const lines = (this.partial + chunk).split('\n');
+    this.partial = lines.pop()!;
+    for (const line of lines) this.answers.shift()?.resolve(line === '1');
+  }
+
+  private died(): void {
+    if (!this.alive) return;
+    this.alive = false;
+    for (const a of this.answers.splice(0)) void spawnChrt(a.tid, a.policy).then(a.resolve);
+  }
 }

@@ -4,12 +4,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BACKGROUND_HOLD_MS, BACKGROUND_LAG_MS, openHistoryWriter, type HistoryWriter,
 } from '../../../electron/core/store/history-writer';
 import { openHistoryReads } from '../../../electron/core/store/read-client';
-import { currentThreadId, mayLeaveIdle, processMayLeaveIdle, threadPolicy } from '../../../electron/core/store/thread-priority';
+import { currentThreadId, mayLeaveIdle, processMayLeaveIdle, setThreadPolicy, threadPolicy } from '../../../electron/core/store/thread-priority';
 import { buildStoreBundle, freshDir, sampleResponse, type StoreBundle } from './helpers';
 
 const CHRT = process.platform === 'linux' && spawnSync('chrt', ['--version']).status === 0;
@@ -110,6 +111,37 @@ describe('thread-priority', () => {
     // ... and the kernel agrees: that user can make a thread idle but not bring it back.
     const sleeper = spawnSync('sh', ['-c', 'sleep 5 & p=$!; chrt --idle --pid 0 $p && chrt --other --pid 0 $p; s=$?; kill $p; exit $s'], { uid: 65534, gid: 65534 });
     expect(sleeper.status).not.toBe(0);
+  });
+});
+
+describe.runIf(MANAGED)('setThreadPolicy (Linux, chrt, may leave SCHED_IDLE)', () => {
+  it('sets a thread\'s policy without forking this process on the calling thread (a raise must not stall the crawl\'s event loop)', async () => {
+    // A thread of this process that waits for its end.
+    const thread = new Worker(`const { parentPort } = require('node:worker_threads');
+      parentPort.postMessage(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()));
+      parentPort.once('message', () => process.exit(0));`, { eval: true });
+    try {
+      const tid = await new Promise<number>((resolve) => thread.once('message', resolve));
+      expect(threadPolicy(tid)).toBe('normal');
+      // Heap enough that forking this process costs what it costs a crawl's (about 100 MB).
+      const ballast = Array.from({ length: 1_000_000 }, (_, i) => ({ i, s: `x${i}` }));
+      const blocked: number[] = [];
+      for (let k = 0; k < 12; k++) {
+        const policy = k % 2 === 0 ? 'idle' : 'normal';
+        const t = performance.now();
+        const set = setThreadPolicy(tid, policy);
+        blocked.push(performance.now() - t);
+        expect(await set).toBe(true);
+        expect(threadPolicy(tid)).toBe(policy);
+      }
+      expect(ballast.length).toBe(1_000_000);
+      // The calls after the first (which may start what runs chrt): spawning chrt from here blocks 1-9 ms each.
+      const rest = blocked.slice(1).sort((a, b) => a - b);
+      expect(rest[Math.floor(rest.length / 2)], `ms the caller was held: ${blocked.map((x) => x.toFixed(2)).join(' ')}`).toBeLessThan(0.5);
+    } finally {
+      thread.postMessage('end');
+      await thread.terminate();
+    }
   });
 });
 
