@@ -164,8 +164,6 @@ class StateUpdates {
   private n = 0;
   /** The seqs of one group, gathered by write. */
   private scratch = new Float64Array(256);
-  private readonly groupCrawls = new Float64Array(MAX_GROUPS);
-  private readonly groupStates = new Float64Array(MAX_GROUPS);
 
   add(crawlId: number, seq: number, state: number): void {
     if (this.n === this.seqs.length) this.grow();
@@ -183,30 +181,21 @@ class StateUpdates {
   /**
    * Writes what was added and empties it: per crawl and state, the seqs in ascending order, one
    * statement per run of consecutive ones (each row is in it once, so the order of the statements
-   * does not matter). A batch holds a few such groups (started and done, of one crawl): each group's
-   * seqs are gathered and, only when they are out of order, sorted by the typed array's own numeric
-   * sort; past MAX_GROUPS groups, one sort of the whole with a comparator.
+   * does not matter). A batch holds a few such groups (started and done, of each crawl recording):
+   * each group's seqs are gathered and, only when they are out of order, sorted by the typed
+   * array's own numeric sort.
    */
   write(one: Statement, range: Statement): void {
-    const n = this.n;
+    const { crawls, states, n } = this;
     if (n === 0) return;
-    const { crawls, states } = this;
-    const groupCrawls = this.groupCrawls;
-    const groupStates = this.groupStates;
-    let groups = 0;
-    for (let i = 0; i < n && groups <= MAX_GROUPS; i++) {
+    // [crawl, state, crawl, state, …] in the order first met.
+    const groups: number[] = [];
+    for (let i = 0; i < n; i++) {
       let g = 0;
-      while (g < groups && (groupCrawls[g] !== crawls[i] || groupStates[g] !== states[i])) g++;
-      if (g === groups) {
-        if (groups < MAX_GROUPS) {
-          groupCrawls[g] = crawls[i];
-          groupStates[g] = states[i];
-        }
-        groups++;
-      }
+      while (g < groups.length && (groups[g] !== crawls[i] || groups[g + 1] !== states[i])) g += 2;
+      if (g === groups.length) groups.push(crawls[i], states[i]);
     }
-    if (groups > MAX_GROUPS) this.writeSorted(one, range);
-    else for (let g = 0; g < groups; g++) this.writeGroup(one, range, groupCrawls[g], groupStates[g]);
+    for (let g = 0; g < groups.length; g += 2) this.writeGroup(one, range, groups[g], groups[g + 1]);
     this.n = 0;
   }
 
@@ -232,28 +221,6 @@ class StateUpdates {
     }
   }
 
-  /** Many groups (many crawls in one batch): one sort by crawl, state and seq. */
-  private writeSorted(one: Statement, range: Statement): void {
-    const { crawls, seqs, states, n } = this;
-    const order = new Uint32Array(n);
-    for (let i = 0; i < n; i++) order[i] = i;
-    order.sort((a, b) => crawls[a] - crawls[b] || states[a] - states[b] || seqs[a] - seqs[b]);
-    for (let r = 0; r < n;) {
-      const first = order[r];
-      let end = r + 1;
-      while (end < n) {
-        const j = order[end];
-        const prev = order[end - 1];
-        if (crawls[j] !== crawls[first] || states[j] !== states[first] || seqs[j] !== seqs[prev] + 1) break;
-        end++;
-      }
-      const lastSeq = seqs[order[end - 1]];
-      if (end - r === 1) one.run(states[first], crawls[first], seqs[first]);
-      else range.run(states[first], crawls[first], seqs[first], lastSeq);
-      r = end;
-    }
-  }
-
   private grow(): void {
     const size = this.seqs.length * 2;
     const more = (a: Float64Array): Float64Array<ArrayBuffer> => {
@@ -266,9 +233,6 @@ class StateUpdates {
     this.states = more(this.states);
   }
 }
-
-/** Groups of (crawl, state) StateUpdates.write gathers one by one before it sorts the whole instead. */
-const MAX_GROUPS = 8;
 
 /** A (crawl, seq) pair as one number (seq < 2^32 per crawl). */
 function key(crawlId: number, seq: number): number {
@@ -338,14 +302,23 @@ class LastOps {
   /** The index of the row's last state op in the batch, or -1. */
   get(crawlId: number, seq: number): number {
     if (this.map !== null) return this.map.get(key(crawlId, seq)) ?? -1;
-    const j = seq - this.base;
-    return crawlId === this.crawl && j >= 0 && j < this.span ? this.byOffset[j] : -1;
+    const j = this.offset(crawlId, seq);
+    return j < 0 ? -1 : this.byOffset[j];
   }
 
   /** The row's state went into its INSERT: no UPDATE for it. */
   forget(crawlId: number, seq: number): void {
     if (this.map !== null) this.map.delete(key(crawlId, seq));
-    else if (crawlId === this.crawl && seq - this.base >= 0 && seq - this.base < this.span) this.byOffset[seq - this.base] = -1;
+    else {
+      const j = this.offset(crawlId, seq);
+      if (j >= 0) this.byOffset[j] = -1;
+    }
+  }
+
+  /** The row's place in byOffset, or -1 when this batch indexed no op of it. */
+  private offset(crawlId: number, seq: number): number {
+    const j = seq - this.base;
+    return crawlId === this.crawl && j >= 0 && j < this.span ? j : -1;
   }
 }
 

@@ -100,7 +100,7 @@ describe('FrontierWriter.apply', () => {
  * later ops, the ops of a row in order), applied one by one, against applying every op in order to
  * a plain model. The shapes reach every way the writer indexes and groups a batch: one crawl with
  * close seqs (indexed by seq), seqs far apart or several crawls (a Map), ascending and shuffled
- * runs (gathered, or sorted), and more crawls in a batch than it groups one by one (one sort).
+ * runs (gathered, or sorted), and many crawls in one batch.
  */
 describe('FrontierWriter.apply against a model', () => {
   interface Row { state: number; priority: number; retries: number }
@@ -109,7 +109,7 @@ describe('FrontierWriter.apply against a model', () => {
     { name: 'one crawl, close seqs, shuffled', crawls: 1, spread: 1, shuffle: true },
     { name: 'one crawl, seqs far apart', crawls: 1, spread: 100_000, shuffle: true },
     { name: 'two crawls', crawls: 2, spread: 1, shuffle: true },
-    { name: 'six crawls (more groups than gathered one by one)', crawls: 6, spread: 3, shuffle: true },
+    { name: 'six crawls', crawls: 6, spread: 3, shuffle: true },
   ];
   for (const shape of shapes) {
     it(shape.name, () => {
