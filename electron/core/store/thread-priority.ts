@@ -103,7 +103,7 @@ function spawnChrt(tid: number, policy: ThreadPolicy): Promise<boolean> {
   return new Promise((resolve) => {
     let child;
     try {
-      child = spawn('chrt', chrtArgs(tid, policy), { stdio: 'ignore' });
+      child = spawn('chrt', [`--${CHRT_POLICY[policy]}`, '--pid', '0', String(tid)], { stdio: 'ignore' });
     } catch {
       resolve(false);
       return;
@@ -113,9 +113,8 @@ function spawnChrt(tid: number, policy: ThreadPolicy): Promise<boolean> {
   });
 }
 
-function chrtArgs(tid: number, policy: ThreadPolicy): string[] {
-  return [policy === 'idle' ? '--idle' : '--other', '--pid', '0', String(tid)];
-}
+/** chrt's name of each policy (`--idle`, `--other`). */
+const CHRT_POLICY: Readonly<Record<ThreadPolicy, string>> = { idle: 'idle', normal: 'other' };
 
 /** undefined: not started yet; null: it could not start (each call spawns chrt). */
 let runner: ChrtRunner | null | undefined;
@@ -158,7 +157,7 @@ class ChrtRunner {
   set(tid: number, policy: ThreadPolicy): Promise<boolean> {
     return new Promise((resolve) => {
       this.answers.push({ tid, policy, resolve });
-      this.child.stdin.write(`${policy === 'idle' ? 'idle' : 'other'} ${tid}\n`);
+      this.child.stdin.write(`${CHRT_POLICY[policy]} ${tid}\n`);
     });
   }
 

@@ -145,6 +145,30 @@ describe.runIf(MANAGED)('setThreadPolicy (Linux, chrt, may leave SCHED_IDLE)', (
   });
 });
 
+describe.runIf(MANAGED)('setThreadPolicy when its shell is gone (Linux, chrt, may leave SCHED_IDLE)', () => {
+  it('spawns chrt itself once the shell that runs it died, and still sets the policy', async () => {
+    const thread = new Worker(`const { parentPort } = require('node:worker_threads');
+      parentPort.postMessage(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()));
+      parentPort.once('message', () => process.exit(0));`, { eval: true });
+    try {
+      const tid = await new Promise<number>((resolve) => thread.once('message', resolve));
+      expect(await setThreadPolicy(tid, 'idle')).toBe(true); // the shell runs by now
+      const shells = spawnSync('pgrep', ['-P', String(process.pid), '-f', 'while read p t']).stdout.toString().trim().split('\n').filter(Boolean);
+      expect(shells).toHaveLength(1);
+      process.kill(Number(shells[0]), 'SIGKILL');
+      await until('the shell gone', () => spawnSync('kill', ['-0', shells[0]]).status !== 0);
+      await new Promise((r) => setTimeout(r, 50)); // its exit reaches this process
+      expect(await setThreadPolicy(tid, 'normal')).toBe(true);
+      expect(threadPolicy(tid)).toBe('normal');
+      expect(await setThreadPolicy(tid, 'idle')).toBe(true);
+      expect(threadPolicy(tid)).toBe('idle');
+    } finally {
+      thread.postMessage('end');
+      await thread.terminate();
+    }
+  });
+});
+
 describe.runIf(MANAGED)('history worker priority (Linux, chrt, may leave SCHED_IDLE)', () => {
   it('idles while the worker keeps up', async () => {
     const writer = await openHistoryWriter(join(freshDir(), 'h.sqlite'), { workerFile: bundle.workerFile });
