@@ -114,14 +114,26 @@ describe('thread-priority', () => {
   });
 });
 
+/** A thread of this process that waits for its end, and its kernel thread id. */
+async function threadOfThisProcess(): Promise<{ tid: number; end(): Promise<void> }> {
+  const thread = new Worker(`const { parentPort } = require('node:worker_threads');
+    parentPort.postMessage(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()));
+    parentPort.once('message', () => process.exit(0));`, { eval: true });
+  const tid = await new Promise<number>((resolve) => thread.once('message', resolve));
+  return {
+    tid,
+    async end() {
+      thread.postMessage('end');
+      await thread.terminate();
+    },
+  };
+}
+
 describe.runIf(MANAGED)('setThreadPolicy (Linux, chrt, may leave SCHED_IDLE)', () => {
   it('sets a thread\'s policy without forking this process on the calling thread (a raise must not stall the crawl\'s event loop)', async () => {
     // A thread of this process that waits for its end.
-    const thread = new Worker(`const { parentPort } = require('node:worker_threads');
-      parentPort.postMessage(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()));
-      parentPort.once('message', () => process.exit(0));`, { eval: true });
+    const { tid, end } = await threadOfThisProcess();
     try {
-      const tid = await new Promise<number>((resolve) => thread.once('message', resolve));
       expect(threadPolicy(tid)).toBe('normal');
       // Heap enough that forking this process costs what it costs a crawl's (about 100 MB).
       const ballast = Array.from({ length: 1_000_000 }, (_, i) => ({ i, s: `x${i}` }));
@@ -139,19 +151,15 @@ describe.runIf(MANAGED)('setThreadPolicy (Linux, chrt, may leave SCHED_IDLE)', (
       const rest = blocked.slice(1).sort((a, b) => a - b);
       expect(rest[Math.floor(rest.length / 2)], `ms the caller was held: ${blocked.map((x) => x.toFixed(2)).join(' ')}`).toBeLessThan(0.5);
     } finally {
-      thread.postMessage('end');
-      await thread.terminate();
+      await end();
     }
   });
 });
 
 describe.runIf(MANAGED)('setThreadPolicy when its shell is gone (Linux, chrt, may leave SCHED_IDLE)', () => {
   it('spawns chrt itself once the shell that runs it died, and still sets the policy', async () => {
-    const thread = new Worker(`const { parentPort } = require('node:worker_threads');
-      parentPort.postMessage(Number(require('node:fs').readlinkSync('/proc/thread-self').split('/').pop()));
-      parentPort.once('message', () => process.exit(0));`, { eval: true });
+    const { tid, end } = await threadOfThisProcess();
     try {
-      const tid = await new Promise<number>((resolve) => thread.once('message', resolve));
       expect(await setThreadPolicy(tid, 'idle')).toBe(true); // the shell runs by now
       const shells = spawnSync('pgrep', ['-P', String(process.pid), '-f', 'while read p t']).stdout.toString().trim().split('\n').filter(Boolean);
       expect(shells).toHaveLength(1);
@@ -163,8 +171,7 @@ describe.runIf(MANAGED)('setThreadPolicy when its shell is gone (Linux, chrt, ma
       expect(await setThreadPolicy(tid, 'idle')).toBe(true);
       expect(threadPolicy(tid)).toBe('idle');
     } finally {
-      thread.postMessage('end');
-      await thread.terminate();
+      await end();
     }
   });
 });
